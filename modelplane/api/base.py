@@ -1,0 +1,228 @@
+"""Building blocks shared by every kind: the model base, strict scalar types, names, labels, enums.
+
+Every model is a frozen pydantic v2 model that forbids unknown fields and uses the camelCase names
+the manifests use (snake_case in Python). Scalars never coerce (`count: "1"` is an error, as in
+Kubernetes): every scalar field uses the strict types below, while lists (read as tuples), maps,
+nested models and enums validate from plain YAML. Closed sets are `StrEnum`s. Validators raise
+`ValueError` (or `FieldError`, to point below the model) with a message that says what is allowed;
+pydantic attaches the location.
+"""
+
+from __future__ import annotations
+
+import re
+from enum import StrEnum
+from typing import Annotated
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, Strict
+from pydantic.alias_generators import to_camel
+
+API_VERSION = "modelplane.ai/v1alpha1"
+RESERVED_PREFIX = "modelplane.ai/"
+
+
+class FieldError(ValueError):
+    """A validator's error about one field (or item) below the model being validated."""
+
+    def __init__(self, loc: tuple[str | int, ...], message: str):
+        super().__init__(message)
+        self.loc = loc
+
+
+class Model(BaseModel):
+    model_config = ConfigDict(
+        frozen=True,
+        extra="forbid",
+        alias_generator=to_camel,
+        populate_by_name=True,
+    )
+
+
+Str = Annotated[str, Strict()]
+Bool = Annotated[bool, Strict()]
+
+
+def bounded(low: int, high: int) -> type[int]:
+    """A strict integer in [low, high] (bools are not integers here)."""
+    return Annotated[int, Strict(), Field(ge=low, le=high)]  # type: ignore[return-value]
+
+
+_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+_LABEL_NAME = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
+_LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
+
+
+def check_dns_label(value: str) -> str:
+    if len(value) > 63 or not _DNS_LABEL.match(value):
+        raise ValueError(f"{value!r} is not a DNS label: use at most 63 lowercase letters, digits and '-', "
+                         "starting and ending with a letter or digit")
+    return value
+
+
+def check_dns_subdomain(value: str) -> str:
+    if len(value) > 253 or not _DNS_SUBDOMAIN.match(value):
+        raise ValueError(f"{value!r} is not a DNS subdomain: use at most 253 lowercase letters, digits, "
+                         "'-' and '.', starting and ending with a letter or digit")
+    return value
+
+
+def label_key_problem(key: str) -> str | None:
+    """Why `key` is not a Kubernetes label key (`[prefix/]name`), or None."""
+    prefix, _, name = key.rpartition("/")
+    if prefix and (len(prefix) > 253 or not _DNS_SUBDOMAIN.match(prefix)):
+        return f"label key {key!r} has an invalid prefix: it must be a DNS subdomain of at most 253 characters"
+    if len(name) > 63 or not _LABEL_NAME.match(name):
+        return (f"label key {key!r} is invalid: the name part must be at most 63 letters, digits, '-', '_' "
+                "or '.', starting and ending with a letter or digit")
+    return None
+
+
+def check_labels(labels: dict[str, str]) -> dict[str, str]:
+    for key, value in sorted(labels.items()):
+        problem = label_key_problem(key)
+        if problem:
+            raise ValueError(problem)
+        if len(value) > 63 or not _LABEL_VALUE.match(value):
+            raise ValueError(f"label {key}={value!r} has an invalid value: use at most 63 letters, digits, "
+                             "'-', '_' or '.', starting and ending with a letter or digit (or empty)")
+    return labels
+
+
+def check_user_labels(labels: dict[str, str]) -> dict[str, str]:
+    check_labels(labels)
+    reserved = sorted(key for key in labels if key.startswith(RESERVED_PREFIX))
+    if reserved:
+        raise ValueError(f"label key {reserved[0]!r} uses the reserved prefix {RESERVED_PREFIX!r}; "
+                         "Modelplane sets those labels itself, use your own prefix")
+    return labels
+
+
+def check_annotations(annotations: dict[str, str]) -> dict[str, str]:
+    for key in sorted(annotations):
+        problem = label_key_problem(key)
+        if problem:
+            raise ValueError(problem.replace("label key", "annotation key"))
+    return annotations
+
+
+DNSLabel = Annotated[str, Strict(), AfterValidator(check_dns_label)]
+DNSSubdomain = Annotated[str, Strict(), AfterValidator(check_dns_subdomain)]
+NonEmptyStr = Annotated[str, Strict(), Field(min_length=1, max_length=253)]
+Labels = Annotated[dict[str, Str], AfterValidator(check_labels)]
+UserLabels = Annotated[dict[str, Str], AfterValidator(check_user_labels)]
+Annotations = Annotated[dict[str, Str], AfterValidator(check_annotations)]
+
+
+class LabelSelector(Model):
+    match_labels: Labels = Field(default_factory=dict)
+
+    def matches(self, labels: dict[str, str]) -> bool:
+        return all(labels.get(key) == value for key, value in self.match_labels.items())
+
+
+class ObjectMeta(Model):
+    """`metadata` of a cluster-scoped object; `namespace` is refused by the loader for those kinds."""
+
+    name: DNSLabel
+    namespace: DNSLabel | None = None
+    labels: Labels = Field(default_factory=dict)
+    annotations: Annotations = Field(default_factory=dict)
+
+
+class UserObjectMeta(ObjectMeta):
+    """`metadata` of an ML team's object: its labels may not claim Modelplane's own prefix."""
+
+    labels: UserLabels = Field(default_factory=dict)
+
+
+class Named:
+    """`name` of any kind; `Namespaced` adds the namespace (the loader always sets it)."""
+
+    metadata: ObjectMeta
+
+    @property
+    def name(self) -> str:
+        return self.metadata.name
+
+
+class Namespaced(Named):
+    @property
+    def namespace(self) -> str:
+        assert self.metadata.namespace is not None, "the loader defaults namespaces"
+        return self.metadata.namespace
+
+
+class LocalRef(Model):
+    name: DNSLabel
+
+
+class SecretKeyRef(Model):
+    name: DNSSubdomain
+    key: Annotated[str, Strict(), Field(min_length=1, max_length=253, pattern=r"^[-._a-zA-Z0-9]+$")]
+
+
+# Enums: the closed sets of the API, spelled as in the manifests.
+
+class Role(StrEnum):
+    STANDALONE = "Standalone"
+    LEADER = "Leader"
+    WORKER = "Worker"
+
+
+class Claim(StrEnum):
+    DRA = "DRA"
+    SYNTHETIC = "Synthetic"
+
+
+class ServingMode(StrEnum):
+    UNIFIED = "Unified"
+    PREFILL_DECODE = "PrefillDecode"
+
+
+class Phase(StrEnum):
+    PREFILL = "Prefill"
+    DECODE = "Decode"
+
+
+class TaintEffect(StrEnum):
+    NO_SCHEDULE = "NoSchedule"
+    NO_EXECUTE = "NoExecute"
+
+
+class TolerationOperator(StrEnum):
+    EXISTS = "Exists"
+    EQUAL = "Equal"
+
+
+class ClusterSource(StrEnum):
+    GKE = "GKE"
+    EKS = "EKS"
+    EXISTING = "Existing"
+
+
+class Provider(StrEnum):
+    GKE = "GKE"
+    EKS = "EKS"
+
+
+class FabricType(StrEnum):
+    NONE = "None"
+    EFA = "EFA"
+    INFINIBAND = "InfiniBand"
+
+
+class CacheSource(StrEnum):
+    HUGGING_FACE = "HuggingFace"
+
+
+def require_unique(items: tuple[Model, ...], field: str, what: str) -> None:
+    """Raise a FieldError at the second item whose `field` repeats an earlier one."""
+    first: dict[object, int] = {}
+    for index, item in enumerate(items):
+        value = getattr(item, field)
+        if value in first:
+            alias = type(item).model_fields[field].alias or field
+            raise FieldError((index, alias), f"duplicate {what} {value!r} (also at index {first[value]}); "
+                                             f"each {what} must be unique")
+        first[value] = index

@@ -1,0 +1,341 @@
+"""The platform team's kinds: InferenceClass, InferenceCluster, InferenceGateway (cluster-scoped).
+
+An InferenceClass publishes the hardware of one node of a pool as DRA-style devices (driver, typed
+attributes, capacity quantities, count per node) and, optionally, how GKE or EKS provisions such a
+node. An InferenceCluster is a cluster (provisioned on GKE/EKS or an existing one reached by
+kubeconfig) with node pools that each name a class; its labels are what deployments select on. The
+InferenceGateway names the cluster that hosts the fleet's OpenAI-compatible front door.
+
+Rules that concern one object live here as validators; rules across objects live in `refs.py`.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Literal
+
+from pydantic import AfterValidator, Field, field_validator, model_validator
+
+from modelplane.api.base import (
+    API_VERSION,
+    Bool,
+    Claim,
+    ClusterSource,
+    DNSLabel,
+    DNSSubdomain,
+    FabricType,
+    FieldError,
+    Model,
+    Named,
+    NonEmptyStr,
+    ObjectMeta,
+    Provider,
+    Str,
+    TaintEffect,
+    bounded,
+    check_dns_label,
+    label_key_problem,
+    require_unique,
+)
+from modelplane.api.values import check_quantity, check_version
+
+_C_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def check_attribute_name(key: str) -> str:
+    """DRA attribute/capacity names: `name` (the driver's domain) or `domain/name`, where the name
+    is a C identifier of at most 32 characters so CEL can read it as `...["domain"].name`."""
+    domain, _, name = key.rpartition("/")
+    if domain and (len(domain) > 63 or label_key_problem(f"{domain}/x")):
+        raise ValueError(f"{key!r} has an invalid domain {domain!r}: use a DNS subdomain of at most 63 characters")
+    if len(name) > 32 or not _C_IDENTIFIER.match(name):
+        raise ValueError(f"{key!r} is not a valid attribute name: use a C identifier of at most 32 characters "
+                         "(letters, digits, '_'), optionally prefixed by a domain ('nvidia.com/fp8')")
+    return key
+
+
+AttributeName = Annotated[str, AfterValidator(check_attribute_name)]
+
+
+class Attribute(Model):
+    """A typed device attribute: exactly one of string, version (semver), bool, int."""
+
+    string: Annotated[str, Field(max_length=253)] | None = Field(default=None, strict=True)
+    version: Annotated[Str, AfterValidator(check_version)] | None = None
+    bool_: Bool | None = Field(default=None, alias="bool")
+    int_: Annotated[int, Field(strict=True)] | None = Field(default=None, alias="int")
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> Attribute:
+        if sum(value is not None for value in (self.string, self.version, self.bool_, self.int_)) != 1:
+            raise ValueError("an attribute sets exactly one of string, version, bool, int")
+        return self
+
+    @property
+    def value(self) -> str | bool | int:
+        for value in (self.string, self.version, self.bool_, self.int_):
+            if value is not None:
+                return value
+        raise AssertionError("validated: exactly one value is set")
+
+
+class Capacity(Model):
+    value: Annotated[Str, AfterValidator(check_quantity)]
+
+
+class ClassDevice(Model):
+    """One kind of device on a node of the class, as a DRA driver would publish it."""
+
+    name: DNSLabel
+    claim: Claim = Claim.DRA
+    driver: Annotated[DNSSubdomain, Field(max_length=63)]
+    device_class_name: DNSSubdomain | None = None
+    count: bounded(1, 64) = 1
+    attributes: Annotated[dict[AttributeName, Attribute], Field(max_length=32)] = Field(default_factory=dict)
+    capacity: Annotated[dict[AttributeName, Capacity], Field(max_length=32)] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _dra_needs_device_class(self) -> ClassDevice:
+        if self.claim is Claim.DRA and self.device_class_name is None:
+            raise FieldError(("deviceClassName",),
+                             "deviceClassName is required when claim is DRA: it names the DRA DeviceClass "
+                             "the pods claim this device through (e.g. gpu.nvidia.com); use claim: Synthetic "
+                             "for hardware without a DRA driver")
+        return self
+
+
+class Accelerator(Model):
+    type: Annotated[Str, Field(min_length=1, max_length=63)]
+    count: bounded(1, 16)
+
+
+class GkeProvisioning(Model):
+    machine_type: NonEmptyStr
+    disk_size_gb: bounded(10, 65536) = 100
+    accelerator: Accelerator
+
+
+class EksProvisioning(Model):
+    instance_type: NonEmptyStr
+    disk_size_gb: bounded(10, 65536) = 100
+    accelerator: Accelerator
+
+
+class Provisioning(Model):
+    provider: Provider
+    gke: GkeProvisioning | None = None
+    eks: EksProvisioning | None = None
+
+    @model_validator(mode="after")
+    def _block_matches_provider(self) -> Provisioning:
+        blocks = {Provider.GKE: ("gke", self.gke), Provider.EKS: ("eks", self.eks)}
+        for provider, (field, block) in blocks.items():
+            if provider is self.provider and block is None:
+                raise FieldError((field,), f"{field} is required when provider is {provider}")
+            if provider is not self.provider and block is not None:
+                raise FieldError((field,), f"{field} is only allowed when provider is {provider}, "
+                                           f"not {self.provider}")
+        return self
+
+
+class InferenceClassSpec(Model):
+    description: Str | None = None
+    devices: Annotated[tuple[ClassDevice, ...], Field(min_length=1, max_length=16)]
+    provisioning: Provisioning | None = None
+
+    @field_validator("devices")
+    @classmethod
+    def _unique_devices(cls, devices: tuple[ClassDevice, ...]) -> tuple[ClassDevice, ...]:
+        require_unique(devices, "name", "device name")
+        return devices
+
+
+class InferenceClass(Named, Model):
+    api_version: Literal["modelplane.ai/v1alpha1"] = API_VERSION
+    kind: Literal["InferenceClass"] = "InferenceClass"
+    metadata: ObjectMeta
+    spec: InferenceClassSpec
+
+KubernetesVersion = Annotated[Str, Field(pattern=r"^1\.\d{2}$")]
+PulumiConfigKey = Annotated[Str, Field(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9_.:-]+$")]
+
+
+class GkeCluster(Model):
+    region: Annotated[Str, Field(min_length=1, max_length=32)]
+    project: NonEmptyStr | None = None
+    kubernetes_version: KubernetesVersion = "1.34"
+
+
+class EksCluster(Model):
+    region: Annotated[Str, Field(min_length=1, max_length=32)]
+    kubernetes_version: KubernetesVersion = "1.34"
+
+
+class ExistingCluster(Model):
+    kubeconfig: PulumiConfigKey
+    """Name of the Pulumi secret config key that holds the cluster's kubeconfig (never the value)."""
+    storage_class_name: DNSSubdomain | None = None
+    """A ReadWriteMany StorageClass on the cluster for ModelCache volumes."""
+
+
+class ClusterSpec(Model):
+    source: ClusterSource
+    gke: GkeCluster | None = None
+    eks: EksCluster | None = None
+    existing: ExistingCluster | None = None
+
+    @model_validator(mode="after")
+    def _block_matches_source(self) -> ClusterSpec:
+        blocks = {ClusterSource.GKE: ("gke", self.gke), ClusterSource.EKS: ("eks", self.eks),
+                  ClusterSource.EXISTING: ("existing", self.existing)}
+        for source, (field, block) in blocks.items():
+            if source is self.source and block is None:
+                raise FieldError((field,), f"{field} is required when source is {source}")
+            if source is not self.source and block is not None:
+                raise FieldError((field,), f"{field} is only allowed when source is {source}, not {self.source}")
+        return self
+
+
+def check_taint_key(key: str) -> str:
+    problem = label_key_problem(key)
+    if problem:
+        raise ValueError(problem.replace("label key", "taint key"))
+    return key
+
+
+class Taint(Model):
+    key: Annotated[Str, AfterValidator(check_taint_key)]
+    value: Annotated[Str, Field(max_length=63)] | None = None
+    effect: TaintEffect
+
+    def __str__(self) -> str:
+        return f"{self.key}={self.value}:{self.effect}" if self.value else f"{self.key}:{self.effect}"
+
+
+class InfiniBand(Model):
+    fabric: Annotated[Str, Field(min_length=1, max_length=63)]
+
+
+class Fabric(Model):
+    type: FabricType = FabricType.NONE
+    infiniband: InfiniBand | None = None
+
+    @model_validator(mode="after")
+    def _infiniband_only_for_infiniband(self) -> Fabric:
+        if self.infiniband is not None and self.type is not FabricType.INFINIBAND:
+            raise FieldError(("infiniband",), f"infiniband is only allowed when type is InfiniBand, not {self.type}")
+        return self
+
+    @property
+    def identity(self) -> str:
+        """What must be equal for two pools to share a gang: the type and the InfiniBand fabric id."""
+        if self.infiniband is not None:
+            return f"{self.type}/{self.infiniband.fabric}"
+        return str(self.type)
+
+
+def check_pool_name(name: str) -> str:
+    check_dns_label(name)
+    if len(name) > 40:
+        raise ValueError(f"{name!r} is too long for a node pool name: GKE allows at most 40 characters")
+    return name
+
+
+PoolName = Annotated[Str, AfterValidator(check_pool_name)]
+
+
+class NodePool(Model):
+    name: PoolName
+    """The `modelplane.ai/pool` node label value; at most 40 characters (GKE's node pool limit)."""
+    class_name: DNSSubdomain
+    node_count: bounded(0, 10000) = 1
+    min_node_count: bounded(0, 10000) | None = None
+    max_node_count: bounded(1, 10000) | None = None
+    zones: tuple[NonEmptyStr, ...] = ()
+    fabric: Fabric = Fabric()
+
+    @model_validator(mode="after")
+    def _counts_ordered(self) -> NodePool:
+        low, high = self.min_node_count, self.max_node_count
+        if low is not None and high is not None and low > high:
+            raise FieldError(("minNodeCount",), f"minNodeCount {low} is above maxNodeCount {high}")
+        if high is not None and self.node_count > high:
+            raise FieldError(("nodeCount",), f"nodeCount {self.node_count} is above maxNodeCount {high}")
+        if low is not None and self.node_count < low:
+            raise FieldError(("nodeCount",), f"nodeCount {self.node_count} is below minNodeCount {low}")
+        return self
+
+    @property
+    def capacity(self) -> int:
+        """Nodes the scheduler may fill: `maxNodeCount` when the pool autoscales, else `nodeCount`."""
+        return self.max_node_count if self.max_node_count is not None else self.node_count
+
+
+class InferenceClusterSpec(Model):
+    cluster: ClusterSpec
+    taints: tuple[Taint, ...] = ()
+    node_pools: Annotated[tuple[NodePool, ...], Field(min_length=1, max_length=16)]
+
+    @field_validator("taints")
+    @classmethod
+    def _unique_taints(cls, taints: tuple[Taint, ...]) -> tuple[Taint, ...]:
+        seen: dict[tuple[str, str], int] = {}
+        for index, taint in enumerate(taints):
+            key = (taint.key, str(taint.effect))
+            if key in seen:
+                raise FieldError((index,), f"duplicate taint {taint.key}:{taint.effect} (also at index "
+                                           f"{seen[key]}); a key may appear once per effect")
+            seen[key] = index
+        return taints
+
+    @field_validator("node_pools")
+    @classmethod
+    def _unique_pools(cls, pools: tuple[NodePool, ...]) -> tuple[NodePool, ...]:
+        require_unique(pools, "name", "pool name")
+        return pools
+
+
+def check_cluster_name(name: str) -> str:
+    check_dns_label(name)
+    if len(name) > 40 or not name[0].isalpha():
+        raise ValueError(f"{name!r} cannot name a cluster: GKE and EKS need at most 40 characters, "
+                         "starting with a letter")
+    return name
+
+
+ClusterName = Annotated[Str, AfterValidator(check_cluster_name)]
+
+
+class ClusterMeta(ObjectMeta):
+    """An InferenceCluster's name is also a GKE/EKS cluster name: a DNS label of at most 40
+    characters that starts with a letter."""
+
+    name: ClusterName
+
+
+class InferenceCluster(Named, Model):
+    api_version: Literal["modelplane.ai/v1alpha1"] = API_VERSION
+    kind: Literal["InferenceCluster"] = "InferenceCluster"
+    metadata: ClusterMeta
+    spec: InferenceClusterSpec
+    @property
+    def labels(self) -> dict[str, str]:
+        return self.metadata.labels
+
+    def pool(self, name: str) -> NodePool | None:
+        return next((pool for pool in self.spec.node_pools if pool.name == name), None)
+
+
+class InferenceGatewaySpec(Model):
+    cluster: DNSLabel
+    """The InferenceCluster that hosts the fleet gateway."""
+    port: bounded(1, 65535) = 80
+    hostname: DNSSubdomain | None = None
+    """Optional DNS name the gateway answers on; without it, any host."""
+
+
+class InferenceGateway(Named, Model):
+    api_version: Literal["modelplane.ai/v1alpha1"] = API_VERSION
+    kind: Literal["InferenceGateway"] = "InferenceGateway"
+    metadata: ObjectMeta
+    spec: InferenceGatewaySpec

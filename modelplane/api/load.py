@@ -1,0 +1,226 @@
+"""Loading: files and directories of kubectl-style YAML -> one validated, immutable `Manifests`.
+
+`load(paths)` is the only function in the core that touches the file system: it reads files and
+directories (recursively, `*.yaml`/`*.yml`, hidden entries skipped, sorted) and hands their text to
+`load_sources`, which is pure. Every problem is collected, not just the first; if any is an error,
+`ManifestErrors` is raised with all of them (and the warnings), sorted by file and line. Bad input
+never escapes as anything else.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from modelplane.api.base import API_VERSION
+from modelplane.api.documents import Document, parse_documents
+from modelplane.api.fleet import InferenceClass, InferenceCluster, InferenceGateway
+from modelplane.api.manifests import Fleet, Manifest, Manifests, ObjectKey, Origin, Workloads, object_key
+from modelplane.api.messages import describe
+from modelplane.api.problems import ManifestErrors, Problem, Severity
+from modelplane.api.refs import Located, check_references
+from modelplane.api.workload import ModelCache, ModelDeployment, ModelEndpoint, ModelService
+
+KINDS: dict[str, type[Manifest]] = {
+    cls.model_fields["kind"].default: cls  # type: ignore[misc]
+    for cls in (InferenceClass, InferenceCluster, InferenceGateway, ModelDeployment, ModelCache, ModelService,
+                ModelEndpoint)
+}
+NAMESPACED = frozenset({"ModelDeployment", "ModelCache", "ModelService", "ModelEndpoint"})
+DEFAULT_NAMESPACE = "default"
+SUFFIXES = (".yaml", ".yml")
+
+
+def load(paths: Sequence[str | Path]) -> Manifests:
+    """Read and validate manifests from files and directories; raise ManifestErrors on any error."""
+    sources, problems = read_sources(paths)
+    return load_sources(sources, problems)
+
+
+def read_sources(paths: Sequence[str | Path]) -> tuple[list[tuple[str, str]], list[Problem]]:
+    sources: list[tuple[str, str]] = []
+    problems: list[Problem] = []
+    for given in paths:
+        path = Path(given)
+        if path.is_dir():
+            files = sorted(f for f in path.rglob("*") if f.suffix in SUFFIXES and f.is_file()
+                           and not any(part.startswith(".") for part in f.relative_to(path).parts))
+            if not files:
+                problems.append(Problem(str(given), 0, message="directory holds no *.yaml or *.yml manifests",
+                                        code="empty"))
+        elif path.is_file():
+            files = [path]
+        else:
+            problems.append(Problem(str(given), 0, message="no such file or directory", code="missing-file"))
+            continue
+        for file in files:
+            text, problem = _read_text(file)
+            if problem:
+                problems.append(problem)
+            else:
+                sources.append((str(file), text))
+    return sources, problems
+
+
+def _read_text(file: Path) -> tuple[str, Problem | None]:
+    try:
+        data = file.read_bytes()
+    except OSError as error:
+        return "", Problem(str(file), 0, message=f"cannot be read: {error.strerror}", code="unreadable")
+    if b"\0" in data:
+        return "", Problem(str(file), 0, message="is a binary file, not YAML text", code="binary")
+    try:
+        return data.decode("utf-8-sig"), None
+    except UnicodeDecodeError as error:
+        line = data[: error.start].count(b"\n") + 1
+        return "", Problem(str(file), line, message="is not UTF-8 text; save it as UTF-8", code="encoding")
+
+
+def load_sources(sources: Iterable[tuple[str, str]], problems: Iterable[Problem] = ()) -> Manifests:
+    """Validate manifests given as (file name, text) pairs. Pure: no I/O."""
+    found = list(problems)
+    documents: list[Document] = []
+    for file, text in sources:
+        parsed, parse_problems = parse_documents(file, text)
+        found.extend(parse_problems)
+        if not parsed and not parse_problems:
+            found.append(Problem(file, 0, message="contains no manifests", code="empty"))
+        documents.extend(parsed)
+    return _validate(documents, found)
+
+
+def load_objects(objects: Iterable[Any], source: str = "<objects>") -> Manifests:
+    """Validate manifests given as plain data (e.g. `dump_objects` output carried through Pulumi state);
+    problems name `source` and the object's position instead of a file and line."""
+    documents = [Document(source, index + 1, obj, {}) for index, obj in enumerate(objects)]
+    return _validate(documents, [])
+
+
+def dump_objects(manifests: Manifests) -> list[dict[str, Any]]:
+    """Every object as plain JSON-ready data in its manifest form; `load_objects` reads it back."""
+    return [obj.model_dump(mode="json", by_alias=True, exclude_none=True) for obj in manifests.objects()]
+
+
+def _validate(documents: Sequence[Document], found: list[Problem]) -> Manifests:
+    located: list[Located] = []
+    for document in documents:
+        obj, origin, document_problems = read_manifest(document)
+        found.extend(document_problems)
+        if obj is not None:
+            located.append((obj, origin))
+    found.extend(check_references(located))
+    errors = [p for p in found if p.severity is Severity.ERROR]
+    warnings = [p for p in found if p.severity is Severity.WARNING]
+    if errors:
+        raise ManifestErrors(errors, warnings)
+    return assemble(located, warnings)
+
+
+def assemble(located: Sequence[Located], warnings: Sequence[Problem] = ()) -> Manifests:
+    objects = [obj for obj, _ in located]
+
+    def of(cls: type) -> list[Any]:
+        return [obj for obj in objects if isinstance(obj, cls)]
+
+    gateways = of(InferenceGateway)
+    fleet = Fleet(clusters=tuple(of(InferenceCluster)), classes=tuple(of(InferenceClass)),
+                  gateway=gateways[0] if gateways else None)
+    workloads = Workloads(deployments=tuple(of(ModelDeployment)), caches=tuple(of(ModelCache)),
+                          services=tuple(of(ModelService)), endpoints=tuple(of(ModelEndpoint)))
+    origins = {object_key(obj): origin for obj, origin in located}
+    return Manifests(fleet, workloads, tuple(sorted(warnings)), origins)
+
+
+def read_manifest(document: Document) -> tuple[Manifest | None, Origin, list[Problem]]:
+    """One YAML document -> a validated object, or the problems that keep it from being one."""
+    origin = Origin(document.file, document.line, document.lines)
+    data = document.data
+    if not isinstance(data, dict):
+        got = "a list" if isinstance(data, list) else f"{type(data).__name__} {data!r}"[:60]
+        return None, origin, [Problem(document.file, document.line, code="not-a-mapping", message=(
+            f"a manifest is a mapping with apiVersion, kind, metadata and spec; got {got}"))]
+    metadata = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
+    kind = data.get("kind")
+    key: ObjectKey = (kind if isinstance(kind, str) else "", _text(metadata.get("namespace")),
+                      _text(metadata.get("name")))
+    if data.get("apiVersion") != API_VERSION:
+        given = data.get("apiVersion")
+        message = (f"apiVersion is required: {API_VERSION}" if given is None else
+                   f"unknown apiVersion {given!r}; Modelplane reads {API_VERSION}")
+        return None, origin, [origin.problem(key, ("apiVersion",), message, "api-version")]
+    cls = KINDS.get(kind) if isinstance(kind, str) else None
+    if cls is None:
+        allowed = ", ".join(sorted(KINDS))
+        message = f"kind is required; one of {allowed}" if kind is None else f"unknown kind {kind!r}; one of {allowed}"
+        return None, origin, [origin.problem(key, ("kind",), message, "kind")]
+
+    problems: list[Problem] = []
+    data = dict(data)
+    if kind in NAMESPACED:
+        if isinstance(data.get("metadata"), dict) and data["metadata"].get("namespace") is None:
+            data["metadata"] = {**data["metadata"], "namespace": DEFAULT_NAMESPACE}
+            key = (kind, DEFAULT_NAMESPACE, key[2])
+    elif "namespace" in metadata:
+        problems.append(origin.problem(key, ("metadata", "namespace"),
+                                       f"{kind} is cluster-scoped: remove metadata.namespace", "cluster-scoped"))
+    if kind == "ModelDeployment":
+        data, origin, nested_problems = _flatten_nested_form(data, origin, key)
+        problems.extend(nested_problems)
+    try:
+        obj = cls.model_validate(data)
+    except ValidationError as error:
+        for detail in error.errors():
+            described = describe(detail, cls)
+            if described:
+                problems.append(origin.problem(key, *described, detail["type"]))
+        return None, origin, problems
+    return (None if any(p.severity is Severity.ERROR for p in problems) else obj), origin, problems
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _flatten_nested_form(data: dict[str, Any], origin: Origin, key: ObjectKey
+                         ) -> tuple[dict[str, Any], Origin, list[Problem]]:
+    """Read a Crossplane-era ModelDeployment (`spec.template.spec`) as the flat form, with a warning.
+
+    Upstream Modelplane nests everything but `replicas` under `spec.template.spec` and the labels it
+    stamps on replicas under `spec.template.metadata.labels`; the flat form keeps those fields under
+    `spec` and the labels in `metadata.labels`. Problems keep pointing at what the user wrote.
+    """
+    spec = data.get("spec")
+    template = spec.get("template") if isinstance(spec, dict) else None
+    if not isinstance(template, dict) or not isinstance(template.get("spec"), dict) or "engines" in spec:
+        return data, origin, []
+    problems = [origin.problem(key, ("spec", "template"), (
+        "spec.template.spec is the nested form of the Crossplane-based Modelplane; write the flat form: "
+        "engines, modelCacheRef, serving, clusterSelector and tolerations directly under spec, and "
+        "template.metadata.labels as metadata.labels"), "nested-form", severity=Severity.WARNING)]
+    flat = {name: value for name, value in spec.items() if name != "template"}
+    prefix: dict[str, tuple[str | int, ...]] = {}
+    for name, value in template["spec"].items():
+        if name in flat:
+            problems.append(origin.problem(key, ("spec", "template", "spec", name),
+                                           f"{name} is set both in spec and in spec.template.spec; keep one",
+                                           "nested-form"))
+            continue
+        flat[name] = value
+        prefix[name] = ("spec", "template", "spec")
+    for name in sorted(set(template) - {"metadata", "spec"}):
+        problems.append(origin.problem(key, ("spec", "template", name),
+                                       f"unknown field {name!r}; allowed here: metadata, spec", "extra_forbidden"))
+    labels = (template.get("metadata") or {}).get("labels") if isinstance(template.get("metadata"), dict) else None
+    metadata = dict(data.get("metadata") or {})
+    if isinstance(labels, dict):
+        clashing = sorted(k for k in labels if k in (metadata.get("labels") or {}) and metadata["labels"][k] != labels[k])
+        for label in clashing:
+            problems.append(origin.problem(key, ("spec", "template", "metadata", "labels", label),
+                                           f"label {label!r} differs from metadata.labels; keep one value",
+                                           "nested-form"))
+        metadata["labels"] = {**labels, **(metadata.get("labels") or {})}
+    nested = Origin(origin.file, origin.line, origin.lines, prefix)
+    return {**data, "metadata": metadata, "spec": flat}, nested, problems

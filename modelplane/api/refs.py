@@ -1,0 +1,112 @@
+"""Rules across objects: references resolve, identities are unique, one gateway per fleet.
+
+Each rule is a function over the validated objects (with where they were written) that yields
+problems; `check_references` runs them in a fixed order. Warnings that need the whole set (a gang
+without a cache) live here too, since they read the same references.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+from modelplane.api.base import ClusterSource, Provider
+from modelplane.api.fleet import InferenceClass, InferenceCluster, InferenceGateway
+from modelplane.api.manifests import Manifest, ObjectKey, Origin, object_key
+from modelplane.api.problems import Problem, Severity
+from modelplane.api.workload import ModelCache, ModelDeployment
+
+Located = tuple[Manifest, Origin]
+
+
+def check_references(objects: Sequence[Located]) -> Iterator[Problem]:
+    yield from duplicate_objects(objects)
+    yield from pool_classes(objects)
+    yield from cache_references(objects)
+    yield from gateways(objects)
+    yield from gangs_without_cache(objects)
+
+
+def duplicate_objects(objects: Sequence[Located]) -> Iterator[Problem]:
+    """`kind/namespace/name` is an identity: a second object with it is an error at the second."""
+    first: dict[ObjectKey, Origin] = {}
+    for obj, origin in objects:
+        key = object_key(obj)
+        if key in first:
+            seen = first[key]
+            yield origin.problem(key, ("metadata", "name"), f"duplicate {obj.kind} {obj.name!r}: already defined at "
+                                 f"{seen.file}:{seen.line}; names are unique per kind and namespace", "duplicate")
+        else:
+            first[key] = origin
+
+
+def pool_classes(objects: Sequence[Located]) -> Iterator[Problem]:
+    """Every nodePool's className names an InferenceClass; a GKE/EKS pool's class says how to provision it."""
+    classes = {obj.name: obj for obj, _ in objects if isinstance(obj, InferenceClass)}
+    providers = {ClusterSource.GKE: Provider.GKE, ClusterSource.EKS: Provider.EKS}
+    for obj, origin in objects:
+        if not isinstance(obj, InferenceCluster):
+            continue
+        for index, pool in enumerate(obj.spec.node_pools):
+            loc = ("spec", "nodePools", index, "className")
+            cls = classes.get(pool.class_name)
+            if cls is None:
+                known = ", ".join(sorted(classes)) or "none are defined"
+                yield origin.problem(object_key(obj), loc, f"InferenceClass {pool.class_name!r} is not defined "
+                                     f"(defined: {known})", "reference")
+                continue
+            provider = providers.get(obj.spec.cluster.source)
+            provisioning = cls.spec.provisioning
+            if provider is not None and (provisioning is None or provisioning.provider is not provider):
+                yield origin.problem(object_key(obj), loc,
+                                     f"InferenceClass {cls.name!r} has no provisioning for {provider}: a "
+                                     f"{provider} cluster creates its pools from the class's "
+                                     f"spec.provisioning.{provider.lower()} (machine type and accelerator)",
+                                     "reference")
+
+
+def cache_references(objects: Sequence[Located]) -> Iterator[Problem]:
+    """`modelCacheRef` names a ModelCache in the deployment's namespace."""
+    caches = {(obj.namespace, obj.name) for obj, _ in objects if isinstance(obj, ModelCache)}
+    for obj, origin in objects:
+        if isinstance(obj, ModelDeployment) and obj.spec.model_cache_ref is not None:
+            ref = obj.spec.model_cache_ref.name
+            if (obj.namespace, ref) not in caches:
+                in_ns = sorted(name for ns, name in caches if ns == obj.namespace)
+                known = ", ".join(in_ns) or "none"
+                yield origin.problem(object_key(obj), ("spec", "modelCacheRef", "name"),
+                                     f"ModelCache {ref!r} is not defined in namespace {obj.namespace!r} "
+                                     f"(defined there: {known})", "reference")
+
+
+def gateways(objects: Sequence[Located]) -> Iterator[Problem]:
+    """At most one InferenceGateway per fleet, hosted on a defined InferenceCluster."""
+    clusters = {obj.name for obj, _ in objects if isinstance(obj, InferenceCluster)}
+    found = [(obj, origin) for obj, origin in objects if isinstance(obj, InferenceGateway)]
+    for obj, origin in found[1:]:
+        first = found[0][1]
+        yield origin.problem(object_key(obj), ("metadata", "name"),
+                             f"a fleet has one InferenceGateway; {found[0][0].name!r} is already defined at "
+                             f"{first.file}:{first.line}", "duplicate")
+    for obj, origin in found:
+        if obj.spec.cluster not in clusters:
+            known = ", ".join(sorted(clusters)) or "none are defined"
+            yield origin.problem(object_key(obj), ("spec", "cluster"),
+                                 f"InferenceCluster {obj.spec.cluster!r} is not defined (defined: {known})",
+                                 "reference")
+
+
+def gangs_without_cache(objects: Sequence[Located]) -> Iterator[Problem]:
+    """Warn: a multi-node engine without a cache makes every pod of the gang download the weights.
+
+    Seed 000 calls the cache required for gangs, the docs call it recommended; we warn.
+    """
+    for obj, origin in objects:
+        if not isinstance(obj, ModelDeployment) or obj.spec.model_cache_ref is not None:
+            continue
+        for index, engine in enumerate(obj.spec.engines):
+            if engine.multi_node:
+                yield origin.problem(object_key(obj), ("spec", "engines", index),
+                                     f"engine {engine.name!r} spans several nodes but the deployment has no "
+                                     "spec.modelCacheRef: every pod of the gang will download the weights "
+                                     "itself; add a ModelCache and reference it", "gang-without-cache",
+                                     severity=Severity.WARNING)

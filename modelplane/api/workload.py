@@ -1,0 +1,360 @@
+"""The ML team's kinds: ModelDeployment, ModelCache, ModelService, ModelEndpoint (namespaced).
+
+Field names and meanings follow the seeds (shared/seeds/000-002). A ModelDeployment is `replicas`
+complete serving instances; each replica runs every engine; an engine is one Standalone member or a
+Leader + Worker gang, each member with a per-node device request (`nodeSelector`) and a curated pod
+template whose container `engine` passes through verbatim.
+
+Single-object rules live here as validators (engine shape, prefill/decode pairing, worker only on
+Workers, unique names); cross-object rules live in `refs.py`; warnings in `warnings.py`.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import Annotated, Literal
+
+from pydantic import AfterValidator, Field, field_validator, model_validator
+
+from modelplane.api.base import (
+    API_VERSION,
+    Annotations,
+    Bool,
+    CacheSource,
+    DNSLabel,
+    DNSSubdomain,
+    FieldError,
+    LabelSelector,
+    LocalRef,
+    Model,
+    Namespaced,
+    NonEmptyStr,
+    Phase,
+    Role,
+    SecretKeyRef,
+    ServingMode,
+    Str,
+    TaintEffect,
+    TolerationOperator,
+    UserLabels,
+    UserObjectMeta,
+    bounded,
+    require_unique,
+)
+
+# Kubernetes' DRA limits (k8s.io/api/resource/v1: CELSelectorExpressionMaxLength, DeviceSelectorsMaxSize).
+MAX_SELECTOR_LENGTH = 10 * 1024
+MAX_SELECTORS = 32
+
+
+@lru_cache(maxsize=4096)
+def _selector_problem(expression: str) -> str | None:
+    """Compile once per distinct expression: fleets repeat the same selectors many times."""
+    from modelplane.cel import SelectorError, check_selector
+
+    try:
+        check_selector(expression)
+    except SelectorError as error:
+        where = f" (line {error.line}, column {error.column})" if error.line and error.line > 1 else (
+            f" (column {error.column})" if error.column else "")
+        return f"invalid CEL selector{where}: {error.message}"
+    return None
+
+
+def check_cel(expression: str) -> str:
+    problem = _selector_problem(expression)
+    if problem:
+        raise ValueError(problem)
+    return expression
+
+
+class DeviceSelector(Model):
+    cel: Annotated[Str, Field(min_length=1, max_length=MAX_SELECTOR_LENGTH), AfterValidator(check_cel)]
+
+
+class DeviceRequest(Model):
+    """One DRA device request of a member's pods: `count` devices per node, each matching every selector."""
+
+    name: DNSLabel
+    count: bounded(1, 64) = 1
+    selectors: Annotated[tuple[DeviceSelector, ...], Field(min_length=1, max_length=MAX_SELECTORS)]
+
+
+class NodeSelector(Model):
+    devices: Annotated[tuple[DeviceRequest, ...], Field(min_length=1, max_length=16)]
+
+    @field_validator("devices")
+    @classmethod
+    def _unique_requests(cls, devices: tuple[DeviceRequest, ...]) -> tuple[DeviceRequest, ...]:
+        require_unique(devices, "name", "request name")
+        return devices
+
+
+_ENV_NAME = re.compile(r"^[-._a-zA-Z][-._a-zA-Z0-9]*$")
+
+
+def check_env_name(name: str) -> str:
+    if not _ENV_NAME.match(name):
+        raise ValueError(f"{name!r} is not a valid environment variable name: use letters, digits, '_', '-' "
+                         "and '.', not starting with a digit")
+    return name
+
+
+class KeyRef(Model):
+    name: DNSSubdomain
+    key: NonEmptyStr
+    optional: Bool | None = None
+
+
+class FieldRef(Model):
+    field_path: NonEmptyStr
+    api_version: Str | None = None
+
+
+class EnvVarSource(Model):
+    secret_key_ref: KeyRef | None = None
+    config_map_key_ref: KeyRef | None = None
+    field_ref: FieldRef | None = None
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> EnvVarSource:
+        if sum(ref is not None for ref in (self.secret_key_ref, self.config_map_key_ref, self.field_ref)) != 1:
+            raise ValueError("valueFrom sets exactly one of secretKeyRef, configMapKeyRef, fieldRef")
+        return self
+
+
+class EnvVar(Model):
+    name: Annotated[Str, AfterValidator(check_env_name)]
+    value: Str | None = None
+    value_from: EnvVarSource | None = None
+
+    @model_validator(mode="after")
+    def _value_or_source(self) -> EnvVar:
+        if self.value is not None and self.value_from is not None:
+            raise FieldError(("valueFrom",), "set value or valueFrom, not both")
+        return self
+
+
+class Container(Model):
+    name: Str
+    image: Annotated[Str, Field(min_length=1, max_length=1024)]
+    command: tuple[Str, ...] = ()
+    args: tuple[Str, ...] = ()
+    env: tuple[EnvVar, ...] = ()
+
+    @field_validator("name")
+    @classmethod
+    def _named_engine(cls, name: str) -> str:
+        if name != "engine":
+            raise ValueError(f"the container is named {name!r}; the single container must be named 'engine' "
+                             "(the inference engine)")
+        return name
+
+
+class PodSpec(Model):
+    containers: Annotated[tuple[Container, ...], Field(min_length=1, max_length=1)]
+    image_pull_secrets: tuple[LocalRef, ...] = ()
+
+
+class PodMetadata(Model):
+    labels: UserLabels = Field(default_factory=dict)
+    annotations: Annotations = Field(default_factory=dict)
+
+
+class PodTemplate(Model):
+    metadata: PodMetadata = PodMetadata()
+    spec: PodSpec
+
+    @property
+    def container(self) -> Container:
+        return self.spec.containers[0]
+
+
+class WorkerSpec(Model):
+    nodes: bounded(1, 63) = 1
+
+
+class Member(Model):
+    role: Role = Role.STANDALONE
+    node_selector: NodeSelector | None = None
+    worker: WorkerSpec | None = None
+    template: PodTemplate
+
+    @property
+    def pods(self) -> int:
+        """Pods of this member in one copy of its engine: `worker.nodes` for a Worker, else 1."""
+        if self.role is Role.WORKER:
+            return self.worker.nodes if self.worker else 1
+        return 1
+
+
+class Engine(Model):
+    name: DNSLabel
+    copies: bounded(1, 64) = 1
+    phase: Phase | None = None
+    members: Annotated[tuple[Member, ...], Field(min_length=1, max_length=2)]
+
+    @model_validator(mode="after")
+    def _shape(self) -> Engine:
+        roles = sorted(member.role for member in self.members)
+        if roles not in ([Role.STANDALONE], sorted([Role.LEADER, Role.WORKER])):
+            written = ", ".join(member.role for member in self.members)
+            raise FieldError(("members",), f"an engine is exactly one Standalone member, or one Leader and one "
+                                           f"Worker; got [{written}]")
+        for index, member in enumerate(self.members):
+            if member.worker is not None and member.role is not Role.WORKER:
+                raise FieldError(("members", index, "worker"),
+                                 f"worker may only be set on a Worker member, not a {member.role}")
+        if all(member.node_selector is None for member in self.members):
+            raise FieldError(("members",), "at least one member of an engine must carry a nodeSelector "
+                                           "requesting devices (a GPU request is the only path to a GPU)")
+        return self
+
+    @property
+    def multi_node(self) -> bool:
+        return any(member.role is Role.LEADER for member in self.members)
+
+
+class Serving(Model):
+    mode: ServingMode = ServingMode.UNIFIED
+
+
+class Toleration(Model):
+    key: Str | None = None
+    operator: TolerationOperator = TolerationOperator.EQUAL
+    value: Str | None = None
+    effect: TaintEffect | None = None
+
+    @model_validator(mode="after")
+    def _operator_fields(self) -> Toleration:
+        if self.operator is TolerationOperator.EQUAL and not self.key:
+            raise FieldError(("key",), "an Equal toleration must set a key (use operator: Exists with no key "
+                                       "to tolerate every taint)")
+        if self.operator is TolerationOperator.EXISTS and self.value is not None:
+            raise FieldError(("value",), "an Exists toleration must not set a value")
+        return self
+
+
+class ModelDeploymentSpec(Model):
+    replicas: bounded(1, 1000) = 1
+    cluster_selector: LabelSelector | None = None
+    model_cache_ref: LocalRef | None = None
+    serving: Serving = Serving()
+    tolerations: tuple[Toleration, ...] = ()
+    engines: Annotated[tuple[Engine, ...], Field(min_length=1, max_length=8)]
+
+    @field_validator("engines")
+    @classmethod
+    def _unique_engines(cls, engines: tuple[Engine, ...]) -> tuple[Engine, ...]:
+        require_unique(engines, "name", "engine name")
+        return engines
+
+    @model_validator(mode="after")
+    def _phases_follow_mode(self) -> ModelDeploymentSpec:
+        if self.serving.mode is ServingMode.PREFILL_DECODE:
+            phases = sorted(str(engine.phase) for engine in self.engines)
+            if phases != ["Decode", "Prefill"]:
+                raise FieldError(("engines",), "serving.mode PrefillDecode needs exactly two engines, one with "
+                                               "phase: Prefill and one with phase: Decode; got phases "
+                                               f"[{', '.join(str(e.phase or '-') for e in self.engines)}]")
+        else:
+            for index, engine in enumerate(self.engines):
+                if engine.phase is not None:
+                    raise FieldError(("engines", index, "phase"),
+                                     "phase may only be set when serving.mode is PrefillDecode")
+        return self
+
+
+class ModelDeployment(Namespaced, Model):
+    api_version: Literal["modelplane.ai/v1alpha1"] = API_VERSION
+    kind: Literal["ModelDeployment"] = "ModelDeployment"
+    metadata: UserObjectMeta
+    spec: ModelDeploymentSpec
+
+    @property
+    def key(self) -> str:
+        """`namespace/name`, the deployment's identity across the fleet."""
+        return f"{self.namespace}/{self.name}"
+
+
+_HF_REPO = re.compile(r"^[A-Za-z0-9][-A-Za-z0-9_.]*/[A-Za-z0-9][-A-Za-z0-9_.]*$")
+
+
+def check_hf_repo(repo: str) -> str:
+    if len(repo) > 200 or not _HF_REPO.match(repo):
+        raise ValueError(f"{repo!r} is not a Hugging Face repository id: use 'owner/name' (e.g. Qwen/Qwen3-8B)")
+    return repo
+
+
+class HuggingFace(Model):
+    repo: Annotated[Str, AfterValidator(check_hf_repo)]
+    revision: Annotated[Str, Field(min_length=1, max_length=255)] = "main"
+    size_gib: bounded(1, 100_000) = Field(alias="sizeGiB")
+    auth_secret: SecretKeyRef | None = None
+
+
+class ModelCacheSpec(Model):
+    source: CacheSource = CacheSource.HUGGING_FACE
+    hugging_face: HuggingFace
+    cluster_selector: LabelSelector | None = None
+
+
+class ModelCache(Namespaced, Model):
+    api_version: Literal["modelplane.ai/v1alpha1"] = API_VERSION
+    kind: Literal["ModelCache"] = "ModelCache"
+    metadata: UserObjectMeta
+    spec: ModelCacheSpec
+
+
+class ServiceEndpoint(Model):
+    selector: LabelSelector
+    weight: bounded(1, 1_000_000) = 1
+
+    @field_validator("selector")
+    @classmethod
+    def _selects_something(cls, selector: LabelSelector) -> LabelSelector:
+        if not selector.match_labels:
+            raise FieldError(("matchLabels",), "matchLabels must name at least one label "
+                                               "(e.g. modelplane.ai/deployment: <deployment>)")
+        return selector
+
+
+class ModelServiceSpec(Model):
+    endpoints: Annotated[tuple[ServiceEndpoint, ...], Field(min_length=1, max_length=32)]
+
+
+class ModelService(Namespaced, Model):
+    api_version: Literal["modelplane.ai/v1alpha1"] = API_VERSION
+    kind: Literal["ModelService"] = "ModelService"
+    metadata: UserObjectMeta
+    spec: ModelServiceSpec
+
+
+_URL = re.compile(r"^https?://[^\s/?#]+(/[^\s]*)?$")
+
+
+def check_url(url: str) -> str:
+    if not _URL.match(url):
+        raise ValueError(f"{url!r} is not an http(s) URL: use http://host[:port]/path or https://...")
+    return url
+
+
+def check_path(path: str) -> str:
+    if not path.startswith("/") or any(ch.isspace() for ch in path):
+        raise ValueError(f"{path!r} is not a URL path: start with '/' and use no spaces")
+    return path
+
+
+class ModelEndpointSpec(Model):
+    url: Annotated[Str, AfterValidator(check_url)]
+    rewrite_path: Annotated[Str, AfterValidator(check_path)] | None = None
+
+
+class ModelEndpoint(Namespaced, Model):
+    """An endpoint outside the fleet (a hosted API, another cluster) a ModelService can route to."""
+
+    api_version: Literal["modelplane.ai/v1alpha1"] = API_VERSION
+    kind: Literal["ModelEndpoint"] = "ModelEndpoint"
+    metadata: UserObjectMeta
+    spec: ModelEndpointSpec

@@ -1,0 +1,312 @@
+"""Compile-time checks: the static types Kubernetes' CEL checker would infer, and a cost estimate.
+
+Contract: ``check(ast)`` raises ``SelectorError`` for what Kubernetes rejects when a selector is
+admitted: an undeclared function or variable, an undefined field of ``device``, no matching
+overload for statically known types (including ``<`` on a quantity or a version, with the
+``compareTo`` hint), a result that cannot be a bool, and an estimated cost above
+``CELSelectorExpressionMaxCost``. It returns the estimated cost.
+
+Types follow the DRA environment (dynamic-resource-allocation/cel/compile.go): ``device`` is an
+object with ``driver: string``, ``attributes: map(string, map(string, dyn))`` and
+``capacity: map(string, map(string, kubernetes.Quantity))``. ``dyn`` passes every check; the
+runtime then decides, as in Kubernetes.
+
+The cost estimate follows the shape of cel-go's estimator (every call or operator costs one,
+a comprehension costs its range's size times its body) without its exact constants: it is meant
+to flag what Kubernetes flags, exponential nesting. It errs low, toward admitting; the runtime
+step budget of the reference evaluator catches what it lets through.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Union
+
+from modelplane.cel import syntax
+from modelplane.cel.errors import SelectorError
+from modelplane.cel.library import ordering_hint
+from modelplane.cel.syntax import Binary, Call, Conditional, Ident, Index, ListLit, Literal, MapLit, Node, Select, Unary
+
+MAX_COST = 1_000_000  # CELSelectorExpressionMaxCost, pkg/apis/resource/types.go
+MAX_ELEMENTS = 32  # ResourceSliceMaxAttributesAndCapacitiesPerDevice: domains, and names per domain
+_UNKNOWN_SIZE = 64  # DeviceAttributeMaxValueLength, the bound Kubernetes declares for an attribute
+
+Type = Union[str, tuple[str, ...], tuple[str, "Type"], tuple[str, "Type", "Type"]]
+DYN, BOOL, INT, UINT, DOUBLE, STRING, BYTES, NULL = "dyn", "bool", "int", "uint", "double", "string", "bytes", "null_type"
+QUANTITY, SEMVER, DEVICE = "kubernetes.Quantity", "kubernetes.Semver", "kubernetes.DRADevice"
+_NUMERIC = (INT, UINT, DOUBLE)
+_DEVICE_FIELDS: dict[str, Type] = {
+    "driver": STRING,
+    "attributes": ("map", STRING, ("map", STRING, DYN)),
+    "capacity": ("map", STRING, ("map", STRING, QUANTITY)),
+}
+_ARITHMETIC = {"+": (INT, UINT, DOUBLE, STRING, BYTES), "-": _NUMERIC, "*": _NUMERIC, "/": _NUMERIC, "%": (INT, UINT)}
+_CONVERSIONS: dict[str, tuple[Type, tuple[Type, ...]]] = {
+    "int": (INT, (INT, UINT, DOUBLE, STRING)),
+    "uint": (UINT, (INT, UINT, DOUBLE, STRING)),
+    "double": (DOUBLE, (INT, UINT, DOUBLE, STRING)),
+    "string": (STRING, (INT, UINT, DOUBLE, STRING, BYTES)),
+}
+# Global functions and member functions: name -> [(receiver or None, parameters, result)].
+_Overload = tuple[Union[Type, None], tuple[Type, ...], Type]
+_FUNCTIONS: dict[str, list[_Overload]] = {
+    "quantity": [(None, (STRING,), QUANTITY)],
+    "isQuantity": [(None, (STRING,), BOOL)],
+    "semver": [(None, (STRING,), SEMVER), (None, (STRING, BOOL), SEMVER)],
+    "isSemver": [(None, (STRING,), BOOL), (None, (STRING, BOOL), BOOL)],
+    "compareTo": [(QUANTITY, (QUANTITY,), INT), (SEMVER, (SEMVER,), INT)],
+    "isGreaterThan": [(QUANTITY, (QUANTITY,), BOOL), (SEMVER, (SEMVER,), BOOL)],
+    "isLessThan": [(QUANTITY, (QUANTITY,), BOOL), (SEMVER, (SEMVER,), BOOL)],
+    "sign": [(QUANTITY, (), INT)],
+    "isInteger": [(QUANTITY, (), BOOL)],
+    "asInteger": [(QUANTITY, (), INT)],
+    "asApproximateFloat": [(QUANTITY, (), DOUBLE)],
+    "add": [(QUANTITY, (QUANTITY,), QUANTITY), (QUANTITY, (INT,), QUANTITY)],
+    "sub": [(QUANTITY, (QUANTITY,), QUANTITY), (QUANTITY, (INT,), QUANTITY)],
+    "major": [(SEMVER, (), INT)],
+    "minor": [(SEMVER, (), INT)],
+    "patch": [(SEMVER, (), INT)],
+    "contains": [(STRING, (STRING,), BOOL)],
+    "startsWith": [(STRING, (STRING,), BOOL)],
+    "endsWith": [(STRING, (STRING,), BOOL)],
+    "matches": [(STRING, (STRING,), BOOL)],
+    "size": [(None, (t,), INT) for t in (STRING, BYTES, ("list", DYN), ("map", DYN, DYN))]
+    + [(t, (), INT) for t in (STRING, BYTES, ("list", DYN), ("map", DYN, DYN))],
+}
+_MACROS = ("all", "exists", "exists_one", "map", "filter")
+
+
+def type_name(t: Type) -> str:
+    if isinstance(t, tuple):
+        return f"{t[0]}({', '.join(type_name(arg) for arg in t[1:])})"
+    return t
+
+
+def _assignable(actual: Type, wanted: Type) -> bool:
+    """Could a value of static type ``actual`` be passed where ``wanted`` is declared?"""
+    if actual == DYN or wanted == DYN or actual == wanted:
+        return True
+    if isinstance(actual, tuple) and isinstance(wanted, tuple) and actual[0] == wanted[0]:
+        return all(_assignable(a, w) for a, w in zip(actual[1:], wanted[1:]))
+    return False
+
+
+def _join(a: Type, b: Type) -> Type:
+    return a if a == b else DYN
+
+
+@dataclass(frozen=True)
+class _Typed:
+    type: Type
+    cost: int
+    size: int  # most elements a list, map or string of this type can hold
+
+
+class _Checker:
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.scope: dict[str, Type] = {}
+
+    def error(self, message: str, node: Node) -> SelectorError:
+        if node.pos is None:
+            return SelectorError(message)
+        line, column = syntax.locate(self.text, node.pos.start)
+        return SelectorError(message, column=column, line=line)
+
+    def no_overload(self, function: str, node: Node, *types: Type) -> SelectorError:
+        names = ", ".join(type_name(t) for t in types)
+        return self.error(f"found no matching overload for '{function}' applied to '({names})'", node)
+
+    def visit(self, node: Node) -> _Typed:  # noqa: C901 - one branch per node kind
+        if isinstance(node, Literal):
+            return _Typed(node.kind, 0, len(node.value) if node.kind in (STRING, BYTES) else 0)
+        if isinstance(node, Ident):
+            if node.name in self.scope:
+                return _Typed(self.scope[node.name], 1, _UNKNOWN_SIZE)
+            if node.name == "device":
+                return _Typed(DEVICE, 1, 0)
+            raise self.error(f"undeclared reference to '{node.name}' (in container '')", node)
+        if isinstance(node, Select):
+            return self.select(node)
+        if isinstance(node, Index):
+            return self.index(node)
+        if isinstance(node, Call):
+            return self.call(node)
+        if isinstance(node, Unary):
+            operand = self.visit(node.operand)
+            allowed = (BOOL,) if node.op == "!" else (INT, DOUBLE)
+            if operand.type != DYN and operand.type not in allowed:
+                raise self.no_overload(f"{node.op}_", node, operand.type)
+            return _Typed(BOOL if node.op == "!" else operand.type, operand.cost + 1, 0)
+        if isinstance(node, Binary):
+            return self.binary(node)
+        if isinstance(node, Conditional):
+            condition, then, otherwise = self.visit(node.condition), self.visit(node.then), self.visit(node.otherwise)
+            if not _assignable(condition.type, BOOL) or not (
+                    _assignable(then.type, otherwise.type) or NULL in (then.type, otherwise.type)):
+                raise self.no_overload("_?_:_", node, condition.type, then.type, otherwise.type)
+            return _Typed(_join(then.type, otherwise.type), condition.cost + max(then.cost, otherwise.cost) + 1,
+                          max(then.size, otherwise.size))
+        if isinstance(node, ListLit):
+            items = [self.visit(item) for item in node.items]
+            element: Type = items[0].type if items and all(i.type == items[0].type for i in items) else DYN
+            return _Typed(("list", element), 10 + sum(i.cost for i in items), len(items))
+        return self.map_literal(node)
+
+    def map_literal(self, node: MapLit) -> _Typed:
+        keys = [self.visit(k) for k, _ in node.entries]
+        values = [self.visit(v) for _, v in node.entries]
+        for key, (key_node, _) in zip(keys, node.entries):
+            if key.type not in (INT, UINT, BOOL, STRING, DYN):
+                raise self.error(f"unsupported map key type: {type_name(key.type)}", key_node)
+        key_type = keys[0].type if keys and all(k.type == keys[0].type for k in keys) else DYN
+        value_type = values[0].type if values and all(v.type == values[0].type for v in values) else DYN
+        return _Typed(("map", key_type, value_type), 30 + sum(t.cost for t in keys + values), len(keys))
+
+    def select(self, node: Select) -> _Typed:
+        operand = self.visit(node.operand)
+        if operand.type == DEVICE:
+            if node.field not in _DEVICE_FIELDS:
+                raise self.error(f"undefined field '{node.field}'", node)
+            return _Typed(_DEVICE_FIELDS[node.field], operand.cost, MAX_ELEMENTS)
+        if operand.type == DYN:
+            return _Typed(DYN, operand.cost + 1, _UNKNOWN_SIZE)
+        if isinstance(operand.type, tuple) and operand.type[0] == "map" and operand.type[1] in (STRING, DYN):
+            return _Typed(operand.type[2], operand.cost + 1, MAX_ELEMENTS)
+        raise self.error(f"type '{type_name(operand.type)}' does not support field selection", node)
+
+    def index(self, node: Index) -> _Typed:
+        operand, index = self.visit(node.operand), self.visit(node.index)
+        cost = operand.cost + index.cost + 1
+        if operand.type == DYN and index.type in (INT, UINT, STRING, BOOL, DYN):
+            return _Typed(DYN, cost, _UNKNOWN_SIZE)
+        if isinstance(operand.type, tuple) and operand.type[0] == "list" and index.type in (INT, UINT, DYN):
+            return _Typed(operand.type[1], cost, _UNKNOWN_SIZE)
+        if isinstance(operand.type, tuple) and operand.type[0] == "map" and _assignable(index.type, operand.type[1]):
+            return _Typed(operand.type[2], cost, MAX_ELEMENTS)
+        raise self.no_overload("_[_]", node, operand.type, index.type)
+
+    def binary(self, node: Binary) -> _Typed:
+        left, right = self.visit(node.left), self.visit(node.right)
+        cost = left.cost + right.cost + 1
+        lt, rt = left.type, right.type
+        if node.op in ("&&", "||"):
+            if not (_assignable(lt, BOOL) and _assignable(rt, BOOL)):
+                raise self.no_overload(f"_{node.op}_", node, lt, rt)
+            return _Typed(BOOL, cost, 0)
+        if node.op in ("==", "!="):
+            if not (_assignable(lt, rt) or _assignable(rt, lt)):
+                raise self.no_overload(f"_{node.op}_", node, lt, rt)
+            return _Typed(BOOL, cost, 0)
+        if node.op in ("<", "<=", ">", ">="):
+            if QUANTITY in (lt, rt) or SEMVER in (lt, rt):
+                texts = [self.text[n.span.start:n.span.end] for n in (node.left, node.right) if n.span]
+                raise self.error(ordering_hint(node.op, type_name(lt), type_name(rt), *texts[:2]), node)
+            ordered = (lt in _NUMERIC and rt in _NUMERIC) or lt == rt and lt in (STRING, BYTES, BOOL)
+            if not ordered and not (DYN in (lt, rt) and {lt, rt} <= {DYN, *_NUMERIC, STRING, BYTES, BOOL}):
+                raise self.no_overload(f"_{node.op}_", node, lt, rt)
+            return _Typed(BOOL, cost, 0)
+        if node.op == "in":
+            container = rt if isinstance(rt, tuple) else None
+            if rt != DYN and not (container and _assignable(lt, container[1])):
+                raise self.no_overload("@in", node, lt, rt)
+            return _Typed(BOOL, cost + min(right.size, _UNKNOWN_SIZE), 0)
+        return self.arithmetic(node, left, right, cost)
+
+    def arithmetic(self, node: Binary, left: _Typed, right: _Typed, cost: int) -> _Typed:
+        lt, rt = left.type, right.type
+        if node.op == "+" and isinstance(lt, tuple) and lt[0] == "list" and _assignable(rt, ("list", DYN)):
+            element = lt[1] if rt == lt else DYN
+            return _Typed(("list", element), cost + left.size + right.size, left.size + right.size)
+        allowed = _ARITHMETIC[node.op]
+        if lt == DYN or rt == DYN:
+            known = rt if lt == DYN else lt
+            is_list = isinstance(known, tuple) and known[0] == "list"
+            if known != DYN and known not in allowed and not (node.op == "+" and is_list):
+                raise self.no_overload(f"_{node.op}_", node, lt, rt)
+            return _Typed(DYN if is_list else known, cost, left.size + right.size)
+        if lt != rt or lt not in allowed:
+            raise self.no_overload(f"_{node.op}_", node, lt, rt)
+        return _Typed(lt, cost, left.size + right.size)
+
+    def call(self, node: Call) -> _Typed:
+        if node.target is None and node.function in ("has", "dyn"):
+            return self.special(node)
+        if node.target is not None and node.function in _MACROS:
+            return self.comprehension(node)
+        if isinstance(node.target, Ident) and node.target.name == "cel" and "cel" not in self.scope:
+            raise self.error(f"cel.{node.function} is not supported here; write the sub-expression out", node)
+        if node.target is None and node.function in _CONVERSIONS:
+            result, accepted = _CONVERSIONS[node.function]
+            args = [self.visit(a) for a in node.args]
+            if len(args) != 1 or not any(_assignable(args[0].type, t) for t in accepted):
+                raise self.no_overload(node.function, node, *(a.type for a in args))
+            return _Typed(result, args[0].cost + 1, _UNKNOWN_SIZE)
+        if node.function not in _FUNCTIONS:
+            raise self.error(f"undeclared reference to '{node.function}' (in container '')", node)
+        target = self.visit(node.target) if node.target is not None else None
+        args = [self.visit(a) for a in node.args]
+        receiver = target.type if target is not None else None
+        results = {
+            result for wanted_receiver, params, result in _FUNCTIONS[node.function]
+            if (wanted_receiver is None) == (receiver is None)
+            and (receiver is None or _assignable(receiver, wanted_receiver))
+            and len(params) == len(args) and all(_assignable(a.type, p) for a, p in zip(args, params))
+        }
+        if not results:
+            types = ([receiver] if receiver is not None else []) + [a.type for a in args]
+            raise self.no_overload(node.function, node, *types)
+        cost = 1 + sum(a.cost for a in args) + (target.cost if target else 0)
+        return _Typed(results.pop() if len(results) == 1 else DYN, cost, _UNKNOWN_SIZE)
+
+    def special(self, node: Call) -> _Typed:
+        if len(node.args) != 1:
+            raise self.no_overload(node.function, node, *(self.visit(a).type for a in node.args))
+        if node.function == "has" and not isinstance(node.args[0], Select):
+            raise self.error("invalid argument to has() macro", node)
+        argument = self.visit(node.args[0])
+        return _Typed(BOOL, argument.cost, 0) if node.function == "has" else _Typed(DYN, argument.cost, argument.size)
+
+    def comprehension(self, node: Call) -> _Typed:
+        assert node.target is not None
+        if len(node.args) != 2 or not isinstance(node.args[0], Ident):
+            raise self.error(f"{node.function}() takes a variable name and an expression", node)
+        target = self.visit(node.target)
+        if target.type == DYN:
+            element: Type = DYN
+        elif isinstance(target.type, tuple) and target.type[0] in ("list", "map"):
+            element = target.type[1]
+        else:
+            raise self.error(f"expression of type '{type_name(target.type)}' cannot be the range of a "
+                             "comprehension (must be list, map, or dynamic)", node)
+        name = node.args[0].name
+        saved = self.scope.get(name)
+        self.scope[name] = element
+        try:
+            body = self.visit(node.args[1])
+        finally:
+            if saved is None:
+                del self.scope[name]
+            else:
+                self.scope[name] = saved
+        if node.function in ("all", "exists", "exists_one", "filter") and not _assignable(body.type, BOOL):
+            raise self.error(f"{node.function}() needs a bool expression, not {type_name(body.type)}", node.args[1])
+        cost = target.cost + target.size * (body.cost + 2)
+        if node.function == "map":
+            return _Typed(("list", body.type), cost, target.size)
+        if node.function == "filter":
+            return _Typed(("list", element), cost, target.size)
+        return _Typed(BOOL, cost, 0)
+
+
+def check(ast: Node, text: str) -> int:
+    """Type-check a parsed selector as Kubernetes' CEL checker would; return its estimated cost."""
+    result = _Checker(text).visit(ast)
+    if result.type not in (BOOL, DYN):
+        raise SelectorError(f"must evaluate to bool or the unknown type, not {type_name(result.type)}")
+    if result.cost > MAX_COST:
+        raise SelectorError(
+            f"too complex, exceeds cost limit (estimated cost {result.cost}, at most {MAX_COST}): "
+            "nested comprehensions multiply; flatten them or split the selector"
+        )
+    return result.cost

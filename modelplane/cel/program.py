@@ -1,0 +1,158 @@
+"""Compiling selectors once and evaluating them against devices, memoized per plan.
+
+Contract:
+- ``compile_selector(text)`` validates as Kubernetes admission does (length, syntax, types,
+  estimated cost) and raises ``SelectorError``; it returns a ``Program`` that evaluates with the
+  fast path when it covers the expression, else with the cel-python reference.
+- ``Program.evaluate(device)`` gives Kubernetes' answer for one device: it matches only on the
+  bool true; an error or any other result is no match, and ``reason`` says which and why.
+- ``SelectorEvaluator`` compiles each distinct expression once and evaluates each distinct
+  (expression, device) pair at most once. Beyond that, when every device path an expression reads
+  is static (``fast.device_reads``), devices that agree on those paths share one evaluation: the
+  result cannot tell them apart, and the reason names only those paths.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Hashable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import lark
+from celpy.celtypes import BoolType
+
+from modelplane.cel import check, reference, syntax
+from modelplane.cel.device import Device
+from modelplane.cel.errors import SelectorError
+from modelplane.cel.fast import Closure, EvalError, Read, compile_fast, device_reads
+from modelplane.cel.library import type_name
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    matched: bool
+    reason: str | None  # None when matched
+
+
+_MATCHED = Evaluation(True, None)
+
+
+@dataclass(frozen=True, eq=False)
+class Program:
+    text: str
+    reads: tuple[Read, ...] | None  # None: some device read is not a static path
+    fast: Closure | None
+    tree: lark.Tree | None  # the reference's parse tree, when the fast path does not cover it
+
+    def memo_key(self, device: Device) -> Hashable:
+        """What the result can depend on: the values at the static read paths, else the device."""
+        if self.reads is None or device.defect is not None:
+            return device
+        return tuple(_observe(device, read) for read in self.reads)
+
+    def evaluate(self, device: Device) -> Evaluation:
+        if device.defect is not None:
+            return Evaluation(False, f"error: {device.defect}")
+        try:
+            value = self.fast(device) if self.fast is not None else reference.evaluate(self.tree, device)
+        except EvalError as error:
+            return Evaluation(False, f"error: {error.message}")
+        if not isinstance(value, BoolType):
+            return Evaluation(False, f"returned {type_name(value)}, not bool")
+        if value:
+            return _MATCHED
+        if not self.reads:
+            return Evaluation(False, "evaluated to false")
+        return Evaluation(False, "evaluated to false; it read " + ", ".join(_describe(device, r) for r in self.reads))
+
+
+def _observe(device: Device, read: Read) -> Hashable:
+    if read.section == "driver":
+        return device.driver
+    if not read.name:
+        return device.has_domain(read.section, read.domain)
+    return device.published.get((read.section, read.domain, read.name))
+
+
+def _describe(device: Device, read: Read) -> str:
+    if read.section == "driver":
+        return f"{read} = {json.dumps(device.driver)}"
+    if not read.name:
+        return f"{read} is {'present' if device.has_domain(read.section, read.domain) else 'absent'}"
+    published = device.published.get((read.section, read.domain, read.name))
+    if published is None:
+        return f"{read} is absent"
+    kind, raw = published
+    shown = json.dumps(raw) if kind in ("string", "bool") else str(raw)
+    return f"{read} = {shown}"
+
+
+def compile_selector(text: str) -> Program:
+    ast = syntax.parse(text)
+    unplaced: SelectorError | None = None
+    try:
+        check.check(ast, text)
+    except SelectorError as error:
+        if error.column is not None:
+            raise
+        unplaced = error
+    if unplaced is not None:
+        # The fast parse keeps token positions only; re-parse with node positions to place it.
+        check.check(syntax.parse(text, positions=True), text)
+        raise unplaced
+    fast = compile_fast(ast)
+    tree = None if fast is not None else syntax.parse_tree(text, positions=True)
+    return Program(text, device_reads(ast), fast, tree)
+
+
+def check_selector(expression: str) -> None:
+    """Validate one selector as the Kubernetes API server would at admission; raise SelectorError."""
+    compile_selector(expression)
+
+
+class SelectorEvaluator:
+    """Per-plan memo: compile each distinct expression once, evaluate each distinct (expression, Device) pair once."""
+
+    def __init__(self) -> None:
+        self._programs: dict[str, Program | SelectorError] = {}
+        self._results: dict[tuple[str, Hashable], Evaluation] = {}
+        self._evaluations = 0
+
+    def program(self, expression: str) -> Program:
+        """The compiled selector; raises SelectorError (once compiled, every time) if Kubernetes rejects it."""
+        program = self._programs.get(expression)
+        if program is None:
+            try:
+                program = compile_selector(expression)
+            except SelectorError as error:
+                program = error
+            self._programs[expression] = program
+        if isinstance(program, SelectorError):
+            raise program
+        return program
+
+    def evaluate(self, expression: str, device: Device) -> Evaluation:
+        program = self.program(expression)
+        key = (expression, program.memo_key(device))
+        result = self._results.get(key)
+        if result is None:
+            result = program.evaluate(device)
+            self._results[key] = result
+            self._evaluations += 1
+        return result
+
+    @property
+    def evaluations(self) -> int:
+        """Real (not memoized) evaluations so far."""
+        return self._evaluations
+
+    @property
+    def compilations(self) -> int:
+        """Distinct expressions compiled so far, rejected ones included."""
+        return len(self._programs)
+
+
+def selector_matches(expression: str, device: Mapping[str, Any]) -> bool:
+    """Public convenience: True/False per Kubernetes semantics; raises SelectorError for an expression Kubernetes rejects."""
+    return compile_selector(expression).evaluate(Device.from_class_device(device)).matched

@@ -1,0 +1,82 @@
+"""The reference evaluator: cel-python's own interpreter, with our function table and a budget.
+
+Contract: ``evaluate(tree, device)`` runs cel-python 0.5.0's ``Evaluator`` on a parse tree (with
+positions, which its error values need) for ``device``, with ``library.FUNCTIONS`` registered, and
+returns the result value or raises ``EvalError`` with a readable message. It is the semantic
+reference the fast path is tested against, and the evaluator for every shape the fast path does
+not cover.
+
+Invariant: one evaluation visits at most ``STEP_BUDGET`` parse-tree nodes, macro bodies included,
+so no expression that passed the checker's estimate can run away (a range of lists the estimate
+could not size, for example). Kubernetes stops at 1,000,000 cost units, about 0.1 s in Go; a
+node visit here costs about a microsecond or two, so the budget is ten times smaller, which keeps
+one evaluation near a tenth of a second and errs toward no match.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import lark
+from celpy.evaluation import Activation, CELEvalError, Evaluator
+
+from modelplane.cel.device import Device
+from modelplane.cel.fast import EvalError
+from modelplane.cel.library import FUNCTIONS, NoOverload
+from modelplane.cel.quantity import QuantityError
+from modelplane.cel.semver import SemverError
+
+STEP_BUDGET = 100_000
+_MISSING_MEMBER = re.compile(r"no such member in mapping: '(.*)'")
+
+
+class _BudgetExhausted(BaseException):
+    # A BaseException on purpose: cel-python's ``except Exception`` handlers would log it as an
+    # internal error and its macros would fold it into an ordinary CEL error value.
+    pass
+
+
+class _BudgetedEvaluator(Evaluator):
+    """cel-python's interpreter, charging one step per parse-tree node it visits."""
+
+    def __init__(self, ast: lark.Tree, activation: Activation, steps: list[int]) -> None:
+        super().__init__(ast, activation)
+        self._steps = steps
+
+    def sub_evaluator(self, ast: lark.Tree) -> Evaluator:
+        return _BudgetedEvaluator(ast, self.activation, self._steps)
+
+    def _visit_tree(self, tree: lark.Tree) -> Any:
+        # lark's Interpreter sends every node, through visit() or visit_children(), here.
+        self._steps[0] -= 1
+        if self._steps[0] < 0:
+            raise _BudgetExhausted
+        return super()._visit_tree(tree)
+
+
+_ACTIVATION = Activation(functions=FUNCTIONS)
+
+
+def evaluate(tree: lark.Tree, device: Device) -> Any:
+    try:
+        return _BudgetedEvaluator(tree, _ACTIVATION, [STEP_BUDGET]).evaluate({"device": device.activation})
+    except CELEvalError as error:
+        raise EvalError(message(error)) from None
+    except _BudgetExhausted:
+        raise EvalError(f"evaluation exceeded the budget of {STEP_BUDGET} steps; simplify the selector") from None
+
+
+def message(error: CELEvalError) -> str:
+    """The readable part of a cel-python error value: the cause when we raised it, else its text."""
+    text = str(error.args[0]) if error.args else "error"
+    cause_type = error.args[1] if len(error.args) > 1 else None
+    cause_args = error.args[2] if len(error.args) > 2 else None
+    missing = _MISSING_MEMBER.fullmatch(text)
+    if missing:
+        return f"no such key: {missing.group(1)}"
+    if cause_type is KeyError and cause_args:
+        return f"no such key: {cause_args[0]}"
+    if isinstance(cause_type, type) and issubclass(cause_type, (NoOverload, QuantityError, SemverError)) and cause_args:
+        return str(cause_args[0])
+    return text

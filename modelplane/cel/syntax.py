@@ -1,0 +1,319 @@
+"""Parsing a selector into a small typed AST, with cel-python's grammar as the only grammar.
+
+Contract: ``parse(text)`` returns the AST of a CEL expression or raises ``SelectorError`` with a
+1-based line and column. It parses with cel-python's own ``cel.lark`` grammar and lexer callback
+(so what parses here is exactly what cel-python parses), but with a second Lark instance that does
+not record node positions, which halves parsing time. Positions are only needed for an error
+message, so ``parse(text, positions=True)`` re-parses with them when the checker has one to report.
+
+Invariants:
+- The AST is the lark tree with the single-child grammar layers removed; every node keeps the
+  lark ``Meta`` position when parsed with positions.
+- Work is bounded before any recursion: text longer than Kubernetes' 10 KiB limit is refused
+  unparsed, and a tree deeper than ``MAX_DEPTH`` (measured iteratively) is refused before the
+  recursive conversion, the checker or cel-python's recursive interpreter ever see it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Union
+
+import celpy
+import lark
+from celpy import celtypes
+from celpy.celparser import CELParser
+from celpy.evaluation import celbytes, celstr
+from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+
+from modelplane.cel.errors import SelectorError
+
+MAX_LENGTH_BYTES = 10 * 1024  # CELSelectorExpressionMaxLength, pkg/apis/resource/types.go
+# cel-python's interpreter spends about four Python frames per parse level; 160 levels stay far
+# below the default recursion limit of 1000 whatever the caller's own depth.
+MAX_DEPTH = 160
+
+
+@dataclass(frozen=True, slots=True)
+class Pos:
+    """Character offsets of a node (or of an operator) in the source text."""
+
+    start: int
+    end: int
+
+
+@dataclass(frozen=True, slots=True)
+class Literal:
+    value: Any  # a celpy value (IntType, StringType, ...) or None for null
+    kind: str  # int, uint, double, string, bytes, bool, null
+    pos: Pos | None
+    span: Pos | None = None  # the whole source extent, when parsed with positions
+
+
+@dataclass(frozen=True, slots=True)
+class Ident:
+    name: str
+    pos: Pos | None
+    span: Pos | None = None  # the whole source extent, when parsed with positions
+
+
+@dataclass(frozen=True, slots=True)
+class Select:
+    operand: Node
+    field: str
+    pos: Pos | None
+    span: Pos | None = None  # the whole source extent, when parsed with positions
+
+
+@dataclass(frozen=True, slots=True)
+class Index:
+    operand: Node
+    index: Node
+    pos: Pos | None
+    span: Pos | None = None  # the whole source extent, when parsed with positions
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    function: str
+    target: Node | None  # the receiver of a method call
+    args: tuple[Node, ...]
+    pos: Pos | None
+    span: Pos | None = None  # the whole source extent, when parsed with positions
+
+
+@dataclass(frozen=True, slots=True)
+class Unary:
+    op: str  # "!" or "-"
+    operand: Node
+    pos: Pos | None
+    span: Pos | None = None  # the whole source extent, when parsed with positions
+
+
+@dataclass(frozen=True, slots=True)
+class Binary:
+    op: str  # || && == != < <= > >= in + - * / %
+    left: Node
+    right: Node
+    pos: Pos | None  # the operator's own position
+    span: Pos | None = None  # the whole source extent, when parsed with positions
+
+
+@dataclass(frozen=True, slots=True)
+class Conditional:
+    condition: Node
+    then: Node
+    otherwise: Node
+    pos: Pos | None
+    span: Pos | None = None  # the whole source extent, when parsed with positions
+
+
+@dataclass(frozen=True, slots=True)
+class ListLit:
+    items: tuple[Node, ...]
+    pos: Pos | None
+    span: Pos | None = None  # the whole source extent, when parsed with positions
+
+
+@dataclass(frozen=True, slots=True)
+class MapLit:
+    entries: tuple[tuple[Node, Node], ...]
+    pos: Pos | None
+    span: Pos | None = None  # the whole source extent, when parsed with positions
+
+
+Node = Union[Literal, Ident, Select, Index, Call, Unary, Binary, Conditional, ListLit, MapLit]
+
+_BINARY = {
+    "conditionalor": "||", "conditionaland": "&&",
+    "relation_lt": "<", "relation_le": "<=", "relation_gt": ">", "relation_ge": ">=",
+    "relation_eq": "==", "relation_ne": "!=", "relation_in": "in",
+    "addition_add": "+", "addition_sub": "-",
+    "multiplication_mul": "*", "multiplication_div": "/", "multiplication_mod": "%",
+}  # fmt: skip
+
+
+@functools.cache
+def _fast_parser() -> lark.Lark:
+    grammar = (Path(celpy.__file__).parent / "cel.lark").read_text()
+    return lark.Lark(
+        grammar,
+        parser="lalr",
+        start="expr",
+        g_regex_flags=re.M,
+        lexer_callbacks={"IDENT": CELParser.ambiguous_literals},
+        propagate_positions=False,
+        maybe_placeholders=False,
+        priority="invert",
+    )
+
+
+@functools.cache
+def _positions_parser() -> CELParser:
+    return CELParser()
+
+
+def check_length(text: str) -> None:
+    if len(text.encode()) > MAX_LENGTH_BYTES:
+        raise SelectorError(
+            f"Too long: may not be more than {MAX_LENGTH_BYTES} bytes (the expression has "
+            f"{len(text.encode())}); split it into several selectors"
+        )
+
+
+def parse_tree(text: str, *, positions: bool) -> lark.Tree:
+    """The cel-python parse tree, depth-checked; positions are what cel-python's interpreter needs."""
+    check_length(text)
+    try:
+        tree = _positions_parser().parse(text) if positions else _fast_parser().parse(text)
+    except celpy.CELParseError as error:
+        raise _syntax_error(error.__cause__ or error.__context__, error.line, error.column) from None
+    except UnexpectedInput as error:
+        raise _syntax_error(error, error.line, error.column) from None
+    depth = _depth(tree)
+    if depth > MAX_DEPTH:
+        raise SelectorError(
+            f"expression nests too deeply ({depth} parse levels, at most {MAX_DEPTH}): "
+            "use fewer nested parentheses or split it into several selectors"
+        )
+    return tree
+
+
+def parse(text: str, *, positions: bool = False) -> Node:
+    return _Converter(text).convert(parse_tree(text, positions=positions))
+
+
+def locate(text: str, offset: int) -> tuple[int, int]:
+    """1-based (line, column) of a character offset."""
+    line = text.count("\n", 0, offset) + 1
+    return line, offset - (text.rfind("\n", 0, offset) + 1) + 1
+
+
+def _syntax_error(error: BaseException | None, line: int | None, column: int | None) -> SelectorError:
+    if isinstance(error, UnexpectedEOF) or isinstance(error, UnexpectedToken) and error.token.type == "$END":
+        what = "unexpected end of expression"
+    elif isinstance(error, UnexpectedToken):
+        what = f"unexpected {str(error.token)!r}"
+    elif isinstance(error, UnexpectedCharacters):
+        what = f"unexpected character {error.char!r}"
+    else:
+        what = "invalid expression"
+    return SelectorError(f"Syntax error: {what}", column=column if column and column > 0 else None,
+                         line=line if line and line > 0 else None)
+
+
+def _depth(tree: lark.Tree) -> int:
+    deepest, stack = 0, [(tree, 1)]
+    while stack:
+        node, depth = stack.pop()
+        deepest = max(deepest, depth)
+        stack.extend((child, depth + 1) for child in node.children if isinstance(child, lark.Tree))
+    return deepest
+
+
+class _Converter:
+    """Lark tree to AST; positions are offsets, present only when the tree recorded them."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def convert(self, tree: lark.Tree) -> Node:
+        node = self._convert(tree)
+        span = _pos(tree)
+        return node if span is None or node.span is not None else dataclasses.replace(node, span=span)
+
+    def _convert(self, tree: lark.Tree) -> Node:  # noqa: C901 - one branch per grammar rule
+        data, children = tree.data, tree.children
+        if len(children) == 1 and data in _PASS_THROUGH:
+            return self.convert(children[0])
+        if data == "expr":
+            condition, then, otherwise = (self.convert(c) for c in children)
+            return Conditional(condition, then, otherwise, _pos(tree))
+        if data in ("conditionalor", "conditionaland"):
+            op = _BINARY[data]
+            left, right = children
+            return Binary(op, self.convert(left), self.convert(right), self._between(left, right, op))
+        if data in ("relation", "addition", "multiplication"):
+            op_tree, right = children
+            op = _BINARY[op_tree.data]
+            meta_pos = _pos(op_tree)
+            pos = Pos(meta_pos.end - len(op), meta_pos.end) if meta_pos else None
+            return Binary(op, self.convert(op_tree.children[0]), self.convert(right), pos)
+        if data == "unary":
+            op = "!" if children[0].data == "unary_not" else "-"
+            return Unary(op, self.convert(children[1]), _pos(tree))
+        if data == "member_dot":
+            return Select(self.convert(children[0]), str(children[1]), _pos(children[1]))
+        if data == "member_dot_arg":
+            args = self.convert_all(children[2]) if len(children) == 3 else ()
+            return Call(str(children[1]), self.convert(children[0]), args, _pos(children[1]))
+        if data == "member_index":
+            return Index(self.convert(children[0]), self.convert(children[1]), _pos(tree))
+        if data == "ident_arg":
+            args = self.convert_all(children[1]) if len(children) == 2 else ()
+            return Call(str(children[0]), None, args, _pos(children[0]))
+        if data == "ident":
+            return Ident(str(children[0]), _pos(children[0]))
+        if data == "paren_expr":
+            return self.convert(children[0])
+        if data == "list_lit":
+            return ListLit(self.convert_all(children[0]) if children else (), _pos(tree))
+        if data == "map_lit":
+            items = self.convert_all(children[0]) if children else ()
+            return MapLit(tuple(zip(items[0::2], items[1::2])), _pos(tree))
+        if data == "literal":
+            return self._literal(children[0])
+        # member_object (message construction) and dot_ident (".name" root lookups) need protobuf
+        # types, which a device selector has none of.
+        raise self.error("message construction and leading-dot names are not supported in a device selector",
+                         _pos(tree))
+
+    def convert_all(self, tree: lark.Tree) -> tuple[Node, ...]:
+        return tuple(self.convert(child) for child in tree.children)
+
+    def error(self, message: str, pos: Pos | None) -> SelectorError:
+        if pos is None:
+            return SelectorError(message)
+        line, column = locate(self.text, pos.start)
+        return SelectorError(message, column=column, line=line)
+
+    def _between(self, left: lark.Tree, right: lark.Tree, op: str) -> Pos | None:
+        left_pos, right_pos = _pos(left), _pos(right)
+        if left_pos is None or right_pos is None:
+            return None
+        start = self.text.find(op, left_pos.end, right_pos.start)
+        return Pos(start, start + len(op))
+
+    def _literal(self, token: lark.Token) -> Literal:
+        kind, text, pos = token.type, token.value, _pos(token)
+        try:
+            if kind == "INT_LIT":
+                return Literal(celtypes.IntType(text), "int", pos)
+            if kind == "UINT_LIT":
+                return Literal(celtypes.UintType(text[:-1]), "uint", pos)
+            if kind == "FLOAT_LIT":
+                return Literal(celtypes.DoubleType(text), "double", pos)
+            if kind in ("STRING_LIT", "MLSTRING_LIT"):
+                return Literal(celstr(token), "string", pos)
+            if kind == "BYTES_LIT":
+                return Literal(celbytes(token), "bytes", pos)
+            if kind == "BOOL_LIT":
+                return Literal(celtypes.BoolType(text == "true"), "bool", pos)
+        except ValueError:
+            raise self.error(f"invalid {kind.split('_')[0].lower()} literal {text}", pos) from None
+        return Literal(None, "null", pos)
+
+
+_PASS_THROUGH = frozenset(
+    ("expr", "conditionalor", "conditionaland", "relation", "addition", "multiplication", "unary", "member", "primary")
+)
+
+
+def _pos(node: lark.Tree | lark.Token) -> Pos | None:
+    meta = node if isinstance(node, lark.Token) else node.meta
+    start = getattr(meta, "start_pos", None)
+    return None if start is None else Pos(start, meta.end_pos)

@@ -1,0 +1,133 @@
+"""Engines on one cluster: which pool(s) can run each member, and which option fits the ledger.
+
+Rule 3: prefer one pool that matches every member of the engine and has room for all of them; split
+the members across pools of the same cluster only when no single pool can host the whole engine,
+and never across pools of different fabrics (type plus InfiniBand fabric id). A member that claims
+no device goes to the pool of a member that does (a coordinator-only Leader rides with its
+Workers), so only claiming members are split. An engine that claims no DRA device on a pool cannot
+run there (its pods would have nothing to claim).
+
+Rule 4: a member costs pods x copies nodes (pods = 1 for Standalone/Leader, `worker.nodes` for a
+Worker), 0 if it claims no DRA device.
+
+Options are computed once per (engine, cluster) and tried in the platform team's pool order, single
+pools first; the first that fits wins. Greedy across engines of a replica (each takes the first
+option that fits what earlier engines left): it can wrongly reject a replica, never overcommit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from modelplane.api import Engine, Role
+from modelplane.scheduling.ledger import PoolKey, Trial
+from modelplane.scheduling.match import Matcher, MemberMatch
+from modelplane.scheduling.placement import MemberPlacement
+from modelplane.scheduling.reasons import Code, Reason
+from modelplane.scheduling.snapshot import ClusterView, PoolView
+
+
+@dataclass(frozen=True)
+class MemberOption:
+    role: Role
+    pool: PoolView
+    nodes: int
+    match: MemberMatch
+
+
+@dataclass(frozen=True)
+class EngineOption:
+    members: tuple[MemberOption, ...]
+
+    def needs(self) -> dict[PoolKey, int]:
+        needs: dict[PoolKey, int] = {}
+        for member in self.members:
+            needs[member.pool.key] = needs.get(member.pool.key, 0) + member.nodes
+        return needs
+
+    def fits(self, trial: Trial) -> bool:
+        return all(trial.free(pool) >= nodes for pool, nodes in self.needs().items())
+
+    def placement(self) -> dict[Role, MemberPlacement]:
+        return {m.role: MemberPlacement(pool=m.pool.name, nodes=m.nodes, requests=m.match.claimed())
+                for m in self.members}
+
+
+@dataclass(frozen=True)
+class EngineOptions:
+    single: tuple[EngineOption, ...]
+    split: tuple[EngineOption, ...]
+    misses: tuple[Reason, ...]
+    """Why each pool cannot host the engine whatever the capacity (for explain)."""
+
+    def choose(self, trial: Trial) -> EngineOption | None:
+        return next((option for option in (*self.single, *self.split) if option.fits(trial)), None)
+
+
+def engine_options(engine: Engine, cluster: ClusterView, matcher: Matcher) -> EngineOptions:
+    single: list[EngineOption] = []
+    misses: list[Reason] = []
+    claiming: list[list[MemberOption]] = [[] for _ in engine.members]
+    for pool in cluster.pools:
+        options: list[MemberOption] = []
+        for index, member in enumerate(engine.members):
+            match = matcher.match(member.node_selector, pool)
+            if isinstance(match, Reason):
+                misses.append(match)
+                break
+            option = MemberOption(member.role, pool, member.pods * engine.copies if match.claims_dra else 0, match)
+            options.append(option)
+            if match.claims_dra and member.node_selector is not None:
+                claiming[index].append(option)
+        else:
+            if any(option.match.claims_dra for option in options):
+                single.append(EngineOption(tuple(options)))
+            else:
+                misses.append(Reason(Code.ONLY_SYNTHETIC, "matched only synthetic devices (nothing to claim)",
+                                     pool.cluster, pool.name,
+                                     f"every request of engine {engine.name} resolves to a Synthetic device of "
+                                     f"class {pool.class_name}, so its pods would claim no GPU",
+                                     "request a device the class publishes with claim: DRA"))
+    split, fabric_blocked = _splits(claiming) if len(engine.members) == 2 else ([], False)
+    if fabric_blocked and not split:
+        misses.append(Reason(Code.FABRIC_MISMATCH, "could split the engine only across pools of different fabrics",
+                             cluster.name, None,
+                             f"engine {engine.name}'s members match different pools, but those pools declare "
+                             "different fabrics; a gang spans one fabric",
+                             "give the pools the same fabric, or add a pool that can host the whole engine"))
+    return EngineOptions(tuple(single), tuple(split), tuple(misses))
+
+
+def _splits(claiming: list[list[MemberOption]]) -> tuple[list[EngineOption], bool]:
+    """Every (pool of member 0, pool of member 1) pair on different pools of one fabric, in pool order."""
+    splits: list[EngineOption] = []
+    blocked = False
+    for first in claiming[0]:
+        for second in claiming[1]:
+            if first.pool.name == second.pool.name:
+                continue
+            if first.pool.fabric != second.pool.fabric:
+                blocked = True
+                continue
+            splits.append(EngineOption((first, second)))
+    return splits, blocked
+
+
+def capacity_reasons(options: EngineOptions, trial: Trial, holders: dict[PoolKey, dict[str, int]]) -> list[Reason]:
+    """Why each structurally possible option does not fit the ledger (for explain)."""
+    reasons: list[Reason] = []
+    for option in (*options.single, *options.split):
+        for pool_key, nodes in sorted(option.needs().items()):
+            free = trial.free(pool_key)
+            if free < nodes:
+                cluster, pool = pool_key
+                used = ", ".join(f"{d} ({n})" for d, n in holders.get(pool_key, {}).items()) or "nobody"
+                pools = "+".join(m.pool.name for m in option.members) if len(option.members) > 1 else pool
+                reasons.append(Reason(Code.INSUFFICIENT_NODES,
+                                      f"had too few free nodes (needs {nodes}, has {max(free, 0)})", cluster, pool,
+                                      f"the engine needs {nodes} node(s) of pool {pool} (option {pools}), "
+                                      f"{max(free, 0)} free; held by {used}",
+                                      f"raise the pool's maxNodeCount by {nodes - max(free, 0)} or free nodes",
+                                      shortfall=nodes - max(free, 0)))
+    return reasons
+

@@ -1,0 +1,59 @@
+"""The fleet-wide ledger of nodes: capacity and use per pool, across every deployment.
+
+Capacity is counted in nodes (rule 4): a pool holds `maxNodeCount` nodes if it autoscales, else
+`nodeCount`. A replica is charged only as a whole, after a trial that never touched the ledger
+(`Trial` keeps its pending charges apart), so a partial placement can never leak and no pool is
+ever overcommitted. The ledger also remembers which deployment holds which nodes, for `explain`.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from modelplane.scheduling.snapshot import Snapshot
+
+PoolKey = tuple[str, str]  # cluster, pool
+
+
+class Ledger:
+    def __init__(self, snapshot: Snapshot):
+        self._capacity = {pool.key: pool.capacity for cluster in snapshot.clusters for pool in cluster.pools}
+        self._used: dict[PoolKey, int] = defaultdict(int)
+        self._holders: dict[PoolKey, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+
+    def capacity(self, pool: PoolKey) -> int:
+        return self._capacity.get(pool, 0)
+
+    def free(self, pool: PoolKey) -> int:
+        return self._capacity.get(pool, 0) - self._used[pool]
+
+    def fits(self, charges: dict[PoolKey, int]) -> bool:
+        return all(self.free(pool) >= nodes for pool, nodes in charges.items())
+
+    def charge(self, deployment: str, charges: dict[PoolKey, int]) -> None:
+        assert self.fits(charges), f"overcommit: {charges}"
+        for pool, nodes in charges.items():
+            if nodes:
+                self._used[pool] += nodes
+                self._holders[pool][deployment] += nodes
+
+    def holders(self, pool: PoolKey) -> dict[str, int]:
+        """Nodes of the pool held per deployment, sorted by deployment."""
+        return dict(sorted((d, n) for d, n in self._holders[pool].items() if n))
+
+    def used(self, pool: PoolKey) -> int:
+        return self._used[pool]
+
+
+class Trial:
+    """Charges pending on top of the ledger while the engines of one replica are placed."""
+
+    def __init__(self, ledger: Ledger):
+        self.ledger = ledger
+        self.charges: dict[PoolKey, int] = defaultdict(int)
+
+    def free(self, pool: PoolKey) -> int:
+        return self.ledger.free(pool) - self.charges[pool]
+
+    def add(self, pool: PoolKey, nodes: int) -> None:
+        self.charges[pool] += nodes

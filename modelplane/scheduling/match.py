@@ -1,0 +1,155 @@
+"""Member x pool matching: can one node of a pool's class give a member's pods every device they ask for?
+
+Rule 2: each device request of a member needs one class device that satisfies every selector, with
+enough remaining `count` on one node; the requests of one member share the node's devices. A member
+without nodeSelector matches any pool and claims nothing. Requests that resolve to `Synthetic`
+devices count for matching but are never claimed.
+
+Requests are assigned to devices by a depth-first search over the candidates, so a member is
+rejected only when no assignment exists (or, for a pathological member of many interchangeable
+requests, when the search exceeds its step budget: it can wrongly reject, never overcommit). Results are memoized per (nodeSelector, class) for the
+run: a fleet repeats the same requests and classes many times, and CEL work is shared further by
+the `SelectorEvaluator` per (expression, device).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from modelplane.api import Claim, DeviceRequest
+from modelplane.api.workload import NodeSelector
+from modelplane.cel import SelectorEvaluator
+from modelplane.scheduling.placement import ResolvedRequest
+from modelplane.scheduling.reasons import Code, Reason
+from modelplane.scheduling.snapshot import DeviceView, PoolView
+
+
+@dataclass(frozen=True)
+class MemberMatch:
+    """Which class device each request of a member resolved to."""
+
+    resolved: tuple[tuple[DeviceRequest, DeviceView], ...] = ()
+
+    @property
+    def claims_dra(self) -> bool:
+        return any(device.claim is Claim.DRA for _, device in self.resolved)
+
+    def claimed(self) -> tuple[ResolvedRequest, ...]:
+        """The DRA requests the member's ResourceClaimTemplate carries (the user's CEL verbatim)."""
+        return tuple(
+            ResolvedRequest(name=request.name, device_class_name=device.device_class_name or "",
+                            count=request.count, selectors=tuple(s.cel for s in request.selectors))
+            for request, device in self.resolved if device.claim is Claim.DRA)
+
+
+NO_REQUESTS = MemberMatch()
+
+
+class Matcher:
+    def __init__(self, evaluator: SelectorEvaluator):
+        self.evaluator = evaluator
+        self._memo: dict[tuple[NodeSelector, str], MemberMatch | _Miss] = {}
+
+    def match(self, selector: NodeSelector | None, pool: PoolView) -> MemberMatch | Reason:
+        if selector is None:
+            return NO_REQUESTS
+        key = (selector, pool.class_name)
+        found = self._memo.get(key)
+        if found is None:
+            found = self._memo[key] = self._match(selector, pool)
+        return found.at(pool) if isinstance(found, _Miss) else found
+
+    def _match(self, selector: NodeSelector, pool: PoolView) -> MemberMatch | _Miss:
+        candidates: list[list[DeviceView]] = []
+        for request in selector.devices:
+            satisfying = [d for d in pool.devices if self._satisfies(request, d)]
+            enough = [d for d in satisfying if d.count >= request.count]
+            if not enough:
+                return self._request_miss(request, satisfying, pool)
+            candidates.append(enough)
+        assignment = _assign(selector.devices, candidates)
+        if assignment is None:
+            names = ", ".join(r.name for r in selector.devices)
+            return _Miss(Code.DEVICE_COUNT, "had too few devices per node for the member's requests together",
+                         f"requests {names} each match, but one node of class {pool.class_name} has too few "
+                         "devices for all of them at once (requests of one member share a node's devices)",
+                         "lower the counts or use a class with more devices per node")
+        return MemberMatch(tuple(zip(selector.devices, assignment)))
+
+    def _satisfies(self, request: DeviceRequest, device: DeviceView) -> bool:
+        return all(self.evaluator.evaluate(s.cel, device.device).matched for s in request.selectors)
+
+    def _request_miss(self, request: DeviceRequest, satisfying: list[DeviceView], pool: PoolView) -> _Miss:
+        if satisfying:
+            best = max(satisfying, key=lambda d: d.count)
+            return _Miss(Code.DEVICE_COUNT, f"had too few devices per node for request {request.name}",
+                         f"request {request.name} wants {request.count} per node; device {best.name} of class "
+                         f"{pool.class_name} has {best.count}",
+                         f"lower count to {best.count} or use a class with {request.count} devices per node")
+        closest = self._closest(request, pool)
+        if closest is None:
+            detail = f"class {pool.class_name} has no devices"
+        else:
+            device, selector, why = closest
+            detail = (f"request {request.name}: no device of class {pool.class_name} satisfies every selector; "
+                      f"the closest, device {device.name}, fails `{selector}`: {why}")
+        return _Miss(Code.NO_MATCHING_DEVICE, f"had no device matching request {request.name}", detail,
+                     "relax the selector or add a pool whose class satisfies it")
+
+    def _closest(self, request: DeviceRequest, pool: PoolView) -> tuple[DeviceView, str, str] | None:
+        """The device that passes the most selectors (first declared on ties), its first failing
+        selector and why it failed."""
+        best: tuple[int, DeviceView, str, str] | None = None
+        for device in pool.devices:
+            passed, failure = 0, None
+            for selector in request.selectors:
+                evaluation = self.evaluator.evaluate(selector.cel, device.device)
+                if evaluation.matched:
+                    passed += 1
+                elif failure is None:
+                    failure = (" ".join(selector.cel.split()), evaluation.reason or "did not match")
+            if failure is not None and (best is None or passed > best[0]):
+                best = (passed, device, *failure)
+        return None if best is None else best[1:]
+
+
+@dataclass(frozen=True)
+class _Miss:
+    """A memoized pool-independent miss; `at(pool)` makes the Reason for one pool."""
+
+    code: Code
+    phrase: str
+    detail: str
+    hint: str
+
+    def at(self, pool: PoolView) -> Reason:
+        return Reason(self.code, self.phrase, pool.cluster, pool.name, self.detail, self.hint)
+
+
+ASSIGN_BUDGET = 10_000
+
+
+def _assign(requests: tuple[DeviceRequest, ...], candidates: list[list[DeviceView]]) -> list[DeviceView] | None:
+    """A device per request such that no device is asked for more than its count, or None."""
+    left: dict[str, int] = {}
+    chosen: list[DeviceView] = []
+    budget = [ASSIGN_BUDGET]
+
+    def search(index: int) -> bool:
+        if index == len(requests):
+            return True
+        budget[0] -= 1
+        if budget[0] < 0:
+            return False
+        for device in candidates[index]:
+            remaining = left.get(device.name, device.count)
+            if remaining >= requests[index].count:
+                left[device.name] = remaining - requests[index].count
+                chosen.append(device)
+                if search(index + 1):
+                    return True
+                chosen.pop()
+                left[device.name] = remaining
+        return False
+
+    return chosen if search(0) else None

@@ -1,0 +1,72 @@
+"""The fleet scheduler: `place(fleet, workloads, previous) -> Placement`.
+
+Invariants (the spec a reviewer checks the code against):
+- Pure and deterministic: no I/O, no clock, no environment; inputs are never mutated; the same
+  inputs in any order give a byte-identical placement (everything iterates sorted by name).
+- A replica's identity is (deployment, cluster, index within the cluster). A placed replica never
+  moves to improve the picture; it moves only when it can no longer stay (rule 5).
+- Capacity is counted in nodes in one ledger across the whole fleet and every deployment; no pool
+  is ever overcommitted, retained replicas included (charged at the current spec's cost).
+- All engines of a replica run on one cluster; a replica is charged whole or not at all.
+
+Phases, in order:
+1. snapshot   the fleet as pools with compiled devices (`Run`)
+2. retain     previous replicas that may stay, scaled down to `replicas`, charged oldest first
+3. fill       missing replicas, spread before pack, deployments in namespace/name order
+4. report     per deployment: desired, scheduled, and for a short one why (`explain.diagnose`)
+"""
+
+from __future__ import annotations
+
+from modelplane.api import Fleet, Workloads
+from modelplane.cel import SelectorEvaluator
+from modelplane.scheduling.explain import Explanation, diagnose
+from modelplane.scheduling.fill import fill
+from modelplane.scheduling.placement import DeploymentStatus, Placement, Replica
+from modelplane.scheduling.retain import retain
+from modelplane.scheduling.run import Run
+
+
+def place(fleet: Fleet, workloads: Workloads, previous: Placement | None = None, *,
+          evaluator: SelectorEvaluator | None = None) -> Placement:
+    return plan(fleet, workloads, previous, evaluator=evaluator)[0]
+
+
+def explain(fleet: Fleet, workloads: Workloads, deployment: str, previous: Placement | None = None) -> Explanation:
+    """Why `deployment` (namespace/name) is placed as it is; raises KeyError if it is not declared."""
+    target = workloads.deployment(deployment)
+    if target is None:
+        raise KeyError(deployment)
+    placement, run = plan(fleet, workloads, previous)
+    return diagnose(run, target, _indices(placement.replicas_of(deployment)))
+
+
+def plan(fleet: Fleet, workloads: Workloads, previous: Placement | None = None, *,
+         evaluator: SelectorEvaluator | None = None) -> tuple[Placement, Run]:
+    run = Run(fleet, workloads, evaluator)
+    kept = retain(run, previous)
+    placed = fill(run, kept)
+    return report(run, [*kept, *placed]), run
+
+
+def report(run: Run, replicas: list[Replica]) -> Placement:
+    replicas = sorted(replicas, key=lambda r: r.slot)
+    by_deployment: dict[str, list[Replica]] = {}
+    for replica in replicas:
+        by_deployment.setdefault(replica.deployment, []).append(replica)
+    statuses: dict[str, DeploymentStatus] = {}
+    for deployment in run.workloads.deployments:
+        mine = by_deployment.get(deployment.key, [])
+        reasons: tuple[str, ...] = ()
+        if len(mine) < deployment.spec.replicas:
+            reasons = diagnose(run, deployment, _indices(mine)).reasons()
+        statuses[deployment.key] = DeploymentStatus(desired=deployment.spec.replicas, scheduled=len(mine),
+                                                    reasons=reasons)
+    return Placement(replicas=tuple(replicas), deployments=statuses)
+
+
+def _indices(replicas: tuple[Replica, ...] | list[Replica]) -> dict[str, list[int]]:
+    indices: dict[str, list[int]] = {}
+    for replica in replicas:
+        indices.setdefault(replica.cluster, []).append(replica.index)
+    return indices

@@ -1,0 +1,112 @@
+"""Retain and scale down: which previous replicas stay where they are.
+
+Rule 5: a previous replica stays while its cluster exists, still matches the deployment's (and its
+cache's) cluster selector, is not tainted NoExecute (untolerated), and every member's pool still
+exists, still matches the current request and still has room for its current cost. It is never
+moved to improve the picture. Retained replicas are charged at the cost of the current spec; when a
+pool is over capacity (a replica grew, or the pool shrank), the replicas that grew are re-placed
+first, then the newest (highest index); the rest stay.
+
+Rule 6: scaling down removes from the cluster with the most replicas of the deployment (ties: the
+cluster named first), then the highest index. Replicas removed by scale-down are chosen before
+capacity is charged, so they never hold nodes another replica needs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from modelplane.api import ModelDeployment
+from modelplane.scheduling.engines import EngineOption, MemberOption
+from modelplane.scheduling.match import MemberMatch
+from modelplane.scheduling.placement import Placement, Replica
+from modelplane.scheduling.run import Fit, Run
+from modelplane.scheduling.snapshot import ClusterView
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A previous replica that may stay, priced at the current spec."""
+
+    deployment: ModelDeployment
+    cluster: str
+    index: int
+    fit: Fit
+    grown: bool
+
+
+def retain(run: Run, previous: Placement | None) -> list[Replica]:
+    """Charge the replicas that stay, in the order that keeps the oldest; return them."""
+    candidates = [c for c in (_candidate(run, replica) for replica in (previous.replicas if previous else ()))
+                  if c is not None]
+    candidates = scale_down(candidates)
+    kept: list[Replica] = []
+    for candidate in sorted(candidates, key=lambda c: (c.grown, c.index, c.deployment.key, c.cluster)):
+        if run.ledger.fits(candidate.fit.charges):
+            kept.append(run.commit(candidate.deployment, candidate.cluster, candidate.index, candidate.fit))
+    return kept
+
+
+def scale_down(candidates: list[Candidate]) -> list[Candidate]:
+    by_deployment: dict[str, list[Candidate]] = {}
+    for candidate in candidates:
+        by_deployment.setdefault(candidate.deployment.key, []).append(candidate)
+    kept: list[Candidate] = []
+    for key in sorted(by_deployment):
+        group = by_deployment[key]
+        for _ in range(len(group) - group[0].deployment.spec.replicas):
+            counts: dict[str, int] = {}
+            for candidate in group:
+                counts[candidate.cluster] = counts.get(candidate.cluster, 0) + 1
+            busiest = min(counts, key=lambda cluster: (-counts[cluster], cluster))
+            victim = max((c for c in group if c.cluster == busiest), key=lambda c: c.index)
+            group.remove(victim)
+        kept.extend(group)
+    return kept
+
+
+def _candidate(run: Run, replica: Replica) -> Candidate | None:
+    deployment = run.workloads.deployment(replica.deployment)
+    cluster = run.snapshot.cluster(replica.cluster)
+    if deployment is None or cluster is None or run.ineligible(deployment, cluster, new=False):
+        return None
+    engines, charges, grown = {}, {}, False
+    for engine in deployment.spec.engines:
+        option = _still_fits(engine.name, deployment, replica, cluster, run)
+        if option is None:
+            return None
+        engines[engine.name] = option.placement()
+        for pool, nodes in option.needs().items():
+            charges[pool] = charges.get(pool, 0) + nodes
+        previous = replica.engines[engine.name]
+        grown = grown or any(m.nodes > previous[m.role].nodes for m in option.members)
+    return Candidate(deployment, cluster.name, replica.index, Fit(engines, charges), grown)
+
+
+def _still_fits(name: str, deployment: ModelDeployment, replica: Replica, cluster: ClusterView,
+                run: Run) -> EngineOption | None:
+    """The engine's previous pools, if each still exists and still matches its member; rule 3's
+    constraints (something is claimed, a non-claiming member rides with a claiming one, one fabric)
+    are checked as for a new placement."""
+    engine = next(e for e in deployment.spec.engines if e.name == name)
+    previous = replica.engines.get(name)
+    if previous is None:
+        return None
+    members: list[MemberOption] = []
+    for member in engine.members:
+        placed = previous.get(member.role)
+        pool = cluster.pool(placed.pool) if placed else None
+        if pool is None:
+            return None
+        match = run.matcher.match(member.node_selector, pool)
+        if not isinstance(match, MemberMatch):
+            return None
+        members.append(MemberOption(member.role, pool, member.pods * engine.copies if match.claims_dra else 0, match))
+    claiming = [m for m in members if m.match.claims_dra]
+    if not claiming:
+        return None
+    if any(not m.match.claims_dra and m.pool.name not in {c.pool.name for c in claiming} for m in members):
+        return None
+    if len({m.pool.fabric for m in members}) > 1:
+        return None
+    return EngineOption(tuple(members))

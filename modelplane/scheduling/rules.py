@@ -1,0 +1,63 @@
+"""Cluster-level filters: one function per rule, returning None when the rule passes, else a Reason.
+
+These decide whether a cluster may hold a replica of a deployment at all, before any pool is
+looked at. Taints and tolerations follow Kubernetes' semantics (k8s.io/api/core/v1
+`Toleration.ToleratesTaint`): an empty toleration effect matches every effect, an `Exists`
+toleration with no key matches every taint, `Equal` compares values (unset reads as "").
+"""
+
+from __future__ import annotations
+
+from modelplane.api import LabelSelector, ModelCache, TaintEffect, Toleration, TolerationOperator
+from modelplane.api.fleet import Taint
+from modelplane.scheduling.reasons import Code, Reason
+from modelplane.scheduling.snapshot import ClusterView
+
+BLOCKS_NEW = frozenset({TaintEffect.NO_SCHEDULE, TaintEffect.NO_EXECUTE})
+EVICTS = frozenset({TaintEffect.NO_EXECUTE})
+
+
+def selector_mismatch(cluster: ClusterView, selector: LabelSelector | None) -> Reason | None:
+    """Rule 1: `clusterSelector.matchLabels` equality against the cluster's labels (unset = all)."""
+    for key, want in sorted((selector.match_labels if selector else {}).items()):
+        have = cluster.labels.get(key)
+        if have != want:
+            seen = f"has {key}={have}" if have is not None else f"has no label {key}"
+            return Reason(Code.CLUSTER_LABELS, "didn't match the deployment's clusterSelector", cluster.name,
+                          detail=f"wants {key}={want}, the cluster {seen}",
+                          hint=f"label the cluster {key}={want} or relax spec.clusterSelector")
+    return None
+
+
+def cache_not_staged(cluster: ClusterView, cache: ModelCache | None) -> Reason | None:
+    """Rule 1: a deployment with a ModelCache runs only where the cache's clusterSelector stages it."""
+    selector = cache.spec.cluster_selector if cache else None
+    for key, want in sorted((selector.match_labels if selector else {}).items()):
+        have = cluster.labels.get(key)
+        if have != want:
+            assert cache is not None
+            seen = f"has {key}={have}" if have is not None else f"has no label {key}"
+            return Reason(Code.CACHE_NOT_STAGED, f"do not stage ModelCache {cache.name}", cluster.name,
+                          detail=f"the cache's clusterSelector wants {key}={want}, the cluster {seen}",
+                          hint="widen the ModelCache's clusterSelector to this cluster")
+    return None
+
+
+def untolerated_taint(cluster: ClusterView, tolerations: tuple[Toleration, ...], *, new: bool) -> Reason | None:
+    """Fill skips clusters with untolerated NoSchedule or NoExecute taints; Retain (new=False)
+    honours only NoExecute: NoSchedule keeps new replicas off but lets existing ones stay."""
+    effects = BLOCKS_NEW if new else EVICTS
+    for taint in cluster.taints:
+        if taint.effect in effects and not any(tolerates(t, taint) for t in tolerations):
+            return Reason(Code.UNTOLERATED_TAINT, f"had untolerated taint {{{taint}}}", cluster.name,
+                          detail=f"taint {taint} is not tolerated by spec.tolerations",
+                          hint=f"add a toleration {{key: {taint.key}, operator: Exists, effect: {taint.effect}}}")
+    return None
+
+
+def tolerates(toleration: Toleration, taint: Taint) -> bool:
+    if toleration.effect is not None and toleration.effect is not taint.effect:
+        return False
+    if toleration.operator is TolerationOperator.EXISTS:
+        return not toleration.key or toleration.key == taint.key
+    return toleration.key == taint.key and (toleration.value or "") == (taint.value or "")

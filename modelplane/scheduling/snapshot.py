@@ -1,0 +1,77 @@
+"""An immutable view of the fleet for one planning run: clusters, their pools, the pools' devices.
+
+Built once per `place()` from the validated `Fleet`: each class device becomes a `cel.Device`
+once (identical devices of different classes compare equal, so CEL work is shared), and each pool
+knows its class, its capacity in nodes and its fabric identity. Clusters are sorted by name; pools
+keep the order the platform team declared (their order of preference).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from modelplane.api import Claim, ClassDevice, Fleet, InferenceCluster, Taint
+from modelplane.cel import Device
+
+
+@dataclass(frozen=True)
+class DeviceView:
+    name: str
+    claim: Claim
+    device_class_name: str | None
+    count: int
+    device: Device
+
+    @classmethod
+    def of(cls, device: ClassDevice) -> DeviceView:
+        return cls(device.name, device.claim, device.device_class_name, device.count,
+                   Device.from_class_device(device.model_dump(by_alias=True, exclude_none=True)))
+
+
+@dataclass(frozen=True)
+class PoolView:
+    cluster: str
+    name: str
+    class_name: str
+    capacity: int
+    fabric: str
+    devices: tuple[DeviceView, ...]
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return self.cluster, self.name
+
+
+@dataclass(frozen=True)
+class ClusterView:
+    name: str
+    labels: dict[str, str]
+    taints: tuple[Taint, ...]
+    pools: tuple[PoolView, ...]
+
+    def pool(self, name: str) -> PoolView | None:
+        return next((pool for pool in self.pools if pool.name == name), None)
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    clusters: tuple[ClusterView, ...]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_by_name", {cluster.name: cluster for cluster in self.clusters})
+
+    def cluster(self, name: str) -> ClusterView | None:
+        return self._by_name.get(name)  # type: ignore[attr-defined]
+
+    @classmethod
+    def of(cls, fleet: Fleet) -> Snapshot:
+        devices = {c.name: tuple(DeviceView.of(d) for d in c.spec.devices) for c in fleet.classes}
+        return cls(tuple(_cluster_view(cluster, devices) for cluster in fleet.clusters))
+
+
+def _cluster_view(cluster: InferenceCluster, devices: dict[str, tuple[DeviceView, ...]]) -> ClusterView:
+    pools = tuple(
+        PoolView(cluster.name, pool.name, pool.class_name, pool.capacity, pool.fabric.identity,
+                 devices.get(pool.class_name, ()))
+        for pool in cluster.spec.node_pools)
+    return ClusterView(cluster.name, dict(cluster.labels), cluster.spec.taints, pools)
