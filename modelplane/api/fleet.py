@@ -129,9 +129,10 @@ class Provisioning(Model):
     @model_validator(mode="after")
     def _block_matches_provider(self) -> Provisioning:
         blocks = {Provider.GKE: ("gke", self.gke), Provider.EKS: ("eks", self.eks)}
+        field, block = blocks[self.provider]
+        if block is None:
+            raise FieldError((field,), f"{field} is required when provider is {self.provider}")
         for provider, (field, block) in blocks.items():
-            if provider is self.provider and block is None:
-                raise FieldError((field,), f"{field} is required when provider is {provider}")
             if provider is not self.provider and block is not None:
                 raise FieldError((field,), f"{field} is only allowed when provider is {provider}, "
                                            f"not {self.provider}")
@@ -188,9 +189,10 @@ class ClusterSpec(Model):
     def _block_matches_source(self) -> ClusterSpec:
         blocks = {ClusterSource.GKE: ("gke", self.gke), ClusterSource.EKS: ("eks", self.eks),
                   ClusterSource.EXISTING: ("existing", self.existing)}
+        field, block = blocks[self.source]
+        if block is None:
+            raise FieldError((field,), f"{field} is required when source is {self.source}")
         for source, (field, block) in blocks.items():
-            if source is self.source and block is None:
-                raise FieldError((field,), f"{field} is required when source is {source}")
             if source is not self.source and block is not None:
                 raise FieldError((field,), f"{field} is only allowed when source is {source}, not {self.source}")
         return self

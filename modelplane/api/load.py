@@ -10,6 +10,7 @@ never escapes as anything else.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -106,12 +107,15 @@ def dump_objects(manifests: Manifests) -> list[dict[str, Any]]:
 
 def _validate(documents: Sequence[Document], found: list[Problem]) -> Manifests:
     located: list[Located] = []
+    declared: set[ObjectKey] = set()
     for document in documents:
-        obj, origin, document_problems = read_manifest(document)
-        found.extend(document_problems)
-        if obj is not None:
-            located.append((obj, origin))
-    found.extend(check_references(located))
+        read = read_manifest(document)
+        found.extend(read.problems)
+        if read.declared:
+            declared.add(read.declared)
+        if read.obj is not None:
+            located.append((read.obj, read.origin))
+    found.extend(check_references(located, declared))
     errors = [p for p in found if p.severity is Severity.ERROR]
     warnings = [p for p in found if p.severity is Severity.WARNING]
     if errors:
@@ -134,14 +138,25 @@ def assemble(located: Sequence[Located], warnings: Sequence[Problem] = ()) -> Ma
     return Manifests(fleet, workloads, tuple(sorted(warnings)), origins)
 
 
-def read_manifest(document: Document) -> tuple[Manifest | None, Origin, list[Problem]]:
+@dataclass(frozen=True)
+class Read:
+    """What one document yields: the object if it is valid, and the key it declares either way
+    (so a reference to an object with errors of its own is not reported as a broken reference)."""
+
+    obj: Manifest | None
+    origin: Origin
+    problems: list[Problem]
+    declared: ObjectKey | None = None
+
+
+def read_manifest(document: Document) -> Read:
     """One YAML document -> a validated object, or the problems that keep it from being one."""
     origin = Origin(document.file, document.line, document.lines)
     data = document.data
     if not isinstance(data, dict):
         got = "a list" if isinstance(data, list) else f"{type(data).__name__} {data!r}"[:60]
-        return None, origin, [Problem(document.file, document.line, code="not-a-mapping", message=(
-            f"a manifest is a mapping with apiVersion, kind, metadata and spec; got {got}"))]
+        return Read(None, origin, [Problem(document.file, document.line, code="not-a-mapping", message=(
+            f"a manifest is a mapping with apiVersion, kind, metadata and spec; got {got}"))])
     metadata = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
     kind = data.get("kind")
     key: ObjectKey = (kind if isinstance(kind, str) else "", _text(metadata.get("namespace")),
@@ -150,12 +165,12 @@ def read_manifest(document: Document) -> tuple[Manifest | None, Origin, list[Pro
         given = data.get("apiVersion")
         message = (f"apiVersion is required: {API_VERSION}" if given is None else
                    f"unknown apiVersion {given!r}; Modelplane reads {API_VERSION}")
-        return None, origin, [origin.problem(key, ("apiVersion",), message, "api-version")]
+        return Read(None, origin, [origin.problem(key, ("apiVersion",), message, "api-version")])
     cls = KINDS.get(kind) if isinstance(kind, str) else None
     if cls is None:
         allowed = ", ".join(sorted(KINDS))
         message = f"kind is required; one of {allowed}" if kind is None else f"unknown kind {kind!r}; one of {allowed}"
-        return None, origin, [origin.problem(key, ("kind",), message, "kind")]
+        return Read(None, origin, [origin.problem(key, ("kind",), message, "kind")])
 
     problems: list[Problem] = []
     data = dict(data)
@@ -166,6 +181,7 @@ def read_manifest(document: Document) -> tuple[Manifest | None, Origin, list[Pro
     elif "namespace" in metadata:
         problems.append(origin.problem(key, ("metadata", "namespace"),
                                        f"{kind} is cluster-scoped: remove metadata.namespace", "cluster-scoped"))
+        key = (kind, "", key[2])
     if kind == "ModelDeployment":
         data, origin, nested_problems = _flatten_nested_form(data, origin, key)
         problems.extend(nested_problems)
@@ -176,8 +192,9 @@ def read_manifest(document: Document) -> tuple[Manifest | None, Origin, list[Pro
             described = describe(detail, cls)
             if described:
                 problems.append(origin.problem(key, *described, detail["type"]))
-        return None, origin, problems
-    return (None if any(p.severity is Severity.ERROR for p in problems) else obj), origin, problems
+        return Read(None, origin, problems, key)
+    valid = not any(p.severity is Severity.ERROR for p in problems)
+    return Read(obj if valid else None, origin, problems, key)
 
 
 def _text(value: Any) -> str:

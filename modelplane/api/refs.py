@@ -1,7 +1,8 @@
 """Rules across objects: references resolve, identities are unique, one gateway per fleet.
 
 Each rule is a function over the validated objects (with where they were written) that yields
-problems; `check_references` runs them in a fixed order. Warnings that need the whole set (a gang
+problems; `check_references` runs them in a fixed order. A reference to an object that was declared
+but is invalid is not reported: that object's own problems are. Warnings that need the whole set (a gang
 without a cache) live here too, since they read the same references.
 """
 
@@ -18,11 +19,11 @@ from modelplane.api.workload import ModelCache, ModelDeployment
 Located = tuple[Manifest, Origin]
 
 
-def check_references(objects: Sequence[Located]) -> Iterator[Problem]:
+def check_references(objects: Sequence[Located], declared: set[ObjectKey]) -> Iterator[Problem]:
     yield from duplicate_objects(objects)
-    yield from pool_classes(objects)
-    yield from cache_references(objects)
-    yield from gateways(objects)
+    yield from pool_classes(objects, declared)
+    yield from cache_references(objects, declared)
+    yield from gateways(objects, declared)
     yield from gangs_without_cache(objects)
 
 
@@ -39,7 +40,7 @@ def duplicate_objects(objects: Sequence[Located]) -> Iterator[Problem]:
             first[key] = origin
 
 
-def pool_classes(objects: Sequence[Located]) -> Iterator[Problem]:
+def pool_classes(objects: Sequence[Located], declared: set[ObjectKey]) -> Iterator[Problem]:
     """Every nodePool's className names an InferenceClass; a GKE/EKS pool's class says how to provision it."""
     classes = {obj.name: obj for obj, _ in objects if isinstance(obj, InferenceClass)}
     providers = {ClusterSource.GKE: Provider.GKE, ClusterSource.EKS: Provider.EKS}
@@ -49,6 +50,8 @@ def pool_classes(objects: Sequence[Located]) -> Iterator[Problem]:
         for index, pool in enumerate(obj.spec.node_pools):
             loc = ("spec", "nodePools", index, "className")
             cls = classes.get(pool.class_name)
+            if cls is None and ("InferenceClass", "", pool.class_name) in declared:
+                continue
             if cls is None:
                 known = ", ".join(sorted(classes)) or "none are defined"
                 yield origin.problem(object_key(obj), loc, f"InferenceClass {pool.class_name!r} is not defined "
@@ -64,13 +67,13 @@ def pool_classes(objects: Sequence[Located]) -> Iterator[Problem]:
                                      "reference")
 
 
-def cache_references(objects: Sequence[Located]) -> Iterator[Problem]:
+def cache_references(objects: Sequence[Located], declared: set[ObjectKey]) -> Iterator[Problem]:
     """`modelCacheRef` names a ModelCache in the deployment's namespace."""
     caches = {(obj.namespace, obj.name) for obj, _ in objects if isinstance(obj, ModelCache)}
     for obj, origin in objects:
         if isinstance(obj, ModelDeployment) and obj.spec.model_cache_ref is not None:
             ref = obj.spec.model_cache_ref.name
-            if (obj.namespace, ref) not in caches:
+            if (obj.namespace, ref) not in caches and ("ModelCache", obj.namespace, ref) not in declared:
                 in_ns = sorted(name for ns, name in caches if ns == obj.namespace)
                 known = ", ".join(in_ns) or "none"
                 yield origin.problem(object_key(obj), ("spec", "modelCacheRef", "name"),
@@ -78,7 +81,7 @@ def cache_references(objects: Sequence[Located]) -> Iterator[Problem]:
                                      f"(defined there: {known})", "reference")
 
 
-def gateways(objects: Sequence[Located]) -> Iterator[Problem]:
+def gateways(objects: Sequence[Located], declared: set[ObjectKey]) -> Iterator[Problem]:
     """At most one InferenceGateway per fleet, hosted on a defined InferenceCluster."""
     clusters = {obj.name for obj, _ in objects if isinstance(obj, InferenceCluster)}
     found = [(obj, origin) for obj, origin in objects if isinstance(obj, InferenceGateway)]
@@ -88,7 +91,7 @@ def gateways(objects: Sequence[Located]) -> Iterator[Problem]:
                              f"a fleet has one InferenceGateway; {found[0][0].name!r} is already defined at "
                              f"{first.file}:{first.line}", "duplicate")
     for obj, origin in found:
-        if obj.spec.cluster not in clusters:
+        if obj.spec.cluster not in clusters and ("InferenceCluster", "", obj.spec.cluster) not in declared:
             known = ", ".join(sorted(clusters)) or "none are defined"
             yield origin.problem(object_key(obj), ("spec", "cluster"),
                                  f"InferenceCluster {obj.spec.cluster!r} is not defined (defined: {known})",

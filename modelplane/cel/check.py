@@ -20,7 +20,7 @@ step budget of the reference evaluator catches what it lets through.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Union
+from typing import Any
 
 from modelplane.cel import syntax
 from modelplane.cel.errors import SelectorError
@@ -31,8 +31,9 @@ MAX_COST = 1_000_000  # CELSelectorExpressionMaxCost, pkg/apis/resource/types.go
 MAX_ELEMENTS = 32  # ResourceSliceMaxAttributesAndCapacitiesPerDevice: domains, and names per domain
 _UNKNOWN_SIZE = 64  # DeviceAttributeMaxValueLength, the bound Kubernetes declares for an attribute
 
-Type = Union[str, tuple[str, ...], tuple[str, "Type"], tuple[str, "Type", "Type"]]
-DYN, BOOL, INT, UINT, DOUBLE, STRING, BYTES, NULL = "dyn", "bool", "int", "uint", "double", "string", "bytes", "null_type"
+Type = str | tuple[Any, ...]  # a name, or ("list", element) / ("map", key, value)
+DYN, BOOL, INT, UINT, DOUBLE = "dyn", "bool", "int", "uint", "double"
+STRING, BYTES, NULL = "string", "bytes", "null_type"
 QUANTITY, SEMVER, DEVICE = "kubernetes.Quantity", "kubernetes.Semver", "kubernetes.DRADevice"
 _NUMERIC = (INT, UINT, DOUBLE)
 _DEVICE_FIELDS: dict[str, Type] = {
@@ -48,7 +49,7 @@ _CONVERSIONS: dict[str, tuple[Type, tuple[Type, ...]]] = {
     "string": (STRING, (INT, UINT, DOUBLE, STRING, BYTES)),
 }
 # Global functions and member functions: name -> [(receiver or None, parameters, result)].
-_Overload = tuple[Union[Type, None], tuple[Type, ...], Type]
+_Overload = tuple[Type | None, tuple[Type, ...], Type]
 _FUNCTIONS: dict[str, list[_Overload]] = {
     "quantity": [(None, (STRING,), QUANTITY)],
     "isQuantity": [(None, (STRING,), BOOL)],
@@ -84,11 +85,17 @@ def type_name(t: Type) -> str:
 
 def _assignable(actual: Type, wanted: Type) -> bool:
     """Could a value of static type ``actual`` be passed where ``wanted`` is declared?"""
-    if actual == DYN or wanted == DYN or actual == wanted:
+    if DYN in (actual, wanted) or actual == wanted:
         return True
     if isinstance(actual, tuple) and isinstance(wanted, tuple) and actual[0] == wanted[0]:
-        return all(_assignable(a, w) for a, w in zip(actual[1:], wanted[1:]))
+        return all(_assignable(a, w) for a, w in zip(actual[1:], wanted[1:], strict=True))
     return False
+
+
+def _receiver_fits(actual: Type | None, wanted: Type | None) -> bool:
+    if actual is None or wanted is None:
+        return actual is wanted
+    return _assignable(actual, wanted)
 
 
 def _join(a: Type, b: Type) -> Type:
@@ -156,7 +163,7 @@ class _Checker:
     def map_literal(self, node: MapLit) -> _Typed:
         keys = [self.visit(k) for k, _ in node.entries]
         values = [self.visit(v) for _, v in node.entries]
-        for key, (key_node, _) in zip(keys, node.entries):
+        for key, (key_node, _) in zip(keys, node.entries, strict=True):
             if key.type not in (INT, UINT, BOOL, STRING, DYN):
                 raise self.error(f"unsupported map key type: {type_name(key.type)}", key_node)
         key_type = keys[0].type if keys and all(k.type == keys[0].type for k in keys) else DYN
@@ -200,8 +207,8 @@ class _Checker:
             return _Typed(BOOL, cost, 0)
         if node.op in ("<", "<=", ">", ">="):
             if QUANTITY in (lt, rt) or SEMVER in (lt, rt):
-                texts = [self.text[n.span.start:n.span.end] for n in (node.left, node.right) if n.span]
-                raise self.error(ordering_hint(node.op, type_name(lt), type_name(rt), *texts[:2]), node)
+                texts = [self.text[p.start:p.end] for p in node.operands or ()]
+                raise self.error(ordering_hint(node.op, type_name(lt), type_name(rt), *texts), node)
             ordered = (lt in _NUMERIC and rt in _NUMERIC) or lt == rt and lt in (STRING, BYTES, BOOL)
             if not ordered and not (DYN in (lt, rt) and {lt, rt} <= {DYN, *_NUMERIC, STRING, BYTES, BOOL}):
                 raise self.no_overload(f"_{node.op}_", node, lt, rt)
@@ -249,9 +256,8 @@ class _Checker:
         receiver = target.type if target is not None else None
         results = {
             result for wanted_receiver, params, result in _FUNCTIONS[node.function]
-            if (wanted_receiver is None) == (receiver is None)
-            and (receiver is None or _assignable(receiver, wanted_receiver))
-            and len(params) == len(args) and all(_assignable(a.type, p) for a, p in zip(args, params))
+            if _receiver_fits(receiver, wanted_receiver)
+            and len(params) == len(args) and all(_assignable(a.type, p) for a, p in zip(args, params, strict=True))
         }
         if not results:
             types = ([receiver] if receiver is not None else []) + [a.type for a in args]

@@ -18,6 +18,7 @@ What this table replaces in cel-python, and why (cel-go's semantics, as Kubernet
   on one side is absorbed when the other side decides (``false && error`` is false).
 - ``*``: string, bytes and list operands are refused: CEL has no repetition, and Python's would
   let ``"x" * 100000000`` exhaust memory.
+- ``[]``: a negative list index is out of range, not Python's count from the end.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from modelplane.cel.semver import Semver, SemverError, parse_semver
 
 _NUMBERS = (IntType, UintType, DoubleType)
 _ORDERED_KINDS = (StringType, BytesType, BoolType)
+_FALSE = BoolType(False)
 
 
 class NoOverload(TypeError):
@@ -78,11 +80,12 @@ def equals(left: Any, right: Any) -> bool:
         return bool(left == right)
     if isinstance(left, _NUMBERS):
         return isinstance(right, _NUMBERS) and _number(left) == _number(right)
-    if isinstance(left, ListType):
-        return (isinstance(right, ListType) and len(left) == len(right)
-                and all(equals(a, b) for a, b in zip(left, right)))
-    if isinstance(left, MapType):
-        return (isinstance(right, MapType) and len(left) == len(right)
+    # cel-python's list + list yields a plain list, so containers are tested by their Python base.
+    if isinstance(left, list):
+        return (isinstance(right, list) and len(left) == len(right)
+                and all(equals(a, b) for a, b in zip(left, right, strict=True)))
+    if isinstance(left, dict):
+        return (isinstance(right, dict) and len(left) == len(right)
                 and all(any(equals(k, j) and equals(v, right[j]) for j in right) for k, v in left.items()))
     for kind in _ORDERED_KINDS:
         if isinstance(left, kind):
@@ -138,11 +141,11 @@ def contained_in(item: Any, container: Any) -> Any:
     error = _first_error(item, container)
     if error is not None:
         return error
-    if isinstance(container, MapType):
+    if isinstance(container, dict):
         if isinstance(item, StringType):
             return BoolType(item in container)
         return BoolType(any(equals(item, key) for key in container))
-    if isinstance(container, ListType):
+    if isinstance(container, list):
         failure: NoOverload | None = None
         for element in container:
             try:
@@ -175,6 +178,17 @@ def _logical(name: str, decisive: bool) -> Callable[[Any, Any], Any]:
 
 logical_and = _logical("_&&_", False)
 logical_or = _logical("_||_", True)
+
+
+def index(container: Any, key: Any) -> Any:
+    """``_[_]``: CEL lists have no negative indexes, so -1 is out of range rather than the last item."""
+    if isinstance(container, list):
+        if not isinstance(key, (IntType, UintType)):
+            raise _no_overload("_[_]", container, key)
+        if not 0 <= key < len(container):
+            raise IndexError(f"index out of range: {key}")
+        return container[key]
+    return operator.getitem(container, key)
 
 
 def multiply(left: Any, right: Any) -> Any:
@@ -210,11 +224,11 @@ def is_quantity(text: Any) -> BoolType:
     return BoolType(True)
 
 
-def semver(text: Any, normalize: Any = BoolType(False)) -> Semver:
+def semver(text: Any, normalize: Any = _FALSE) -> Semver:
     return parse_semver(_string("semver", text), normalize=_flag("semver", normalize))
 
 
-def is_semver(text: Any, normalize: Any = BoolType(False)) -> BoolType:
+def is_semver(text: Any, normalize: Any = _FALSE) -> BoolType:
     try:
         parse_semver(_string("isSemver", text), normalize=_flag("isSemver", normalize))
     except SemverError:
@@ -283,6 +297,7 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "_&&_": logical_and,
     "_||_": logical_or,
     "_*_": multiply,
+    "_[_]": index,
     "quantity": quantity,
     "isQuantity": is_quantity,
     "semver": semver,

@@ -14,12 +14,12 @@ Contract:
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import lark
 from celpy.celtypes import BoolType
 
 from modelplane.cel import check, reference, syntax
@@ -42,8 +42,8 @@ _MATCHED = Evaluation(True, None)
 class Program:
     text: str
     reads: tuple[Read, ...] | None  # None: some device read is not a static path
-    fast: Closure | None
-    tree: lark.Tree | None  # the reference's parse tree, when the fast path does not cover it
+    run: Closure  # the fast path's closure, or the reference on the expression's parse tree
+    fast: bool
 
     def memo_key(self, device: Device) -> Hashable:
         """What the result can depend on: the values at the static read paths, else the device."""
@@ -55,7 +55,7 @@ class Program:
         if device.defect is not None:
             return Evaluation(False, f"error: {device.defect}")
         try:
-            value = self.fast(device) if self.fast is not None else reference.evaluate(self.tree, device)
+            value = self.run(device)
         except EvalError as error:
             return Evaluation(False, f"error: {error.message}")
         if not isinstance(value, BoolType):
@@ -102,8 +102,10 @@ def compile_selector(text: str) -> Program:
         check.check(syntax.parse(text, positions=True), text)
         raise unplaced
     fast = compile_fast(ast)
-    tree = None if fast is not None else syntax.parse_tree(text, positions=True)
-    return Program(text, device_reads(ast), fast, tree)
+    if fast is not None:
+        return Program(text, device_reads(ast), fast, fast=True)
+    tree = syntax.parse_tree(text, positions=True)
+    return Program(text, device_reads(ast), functools.partial(reference.evaluate, tree), fast=False)
 
 
 def check_selector(expression: str) -> None:
@@ -112,7 +114,7 @@ def check_selector(expression: str) -> None:
 
 
 class SelectorEvaluator:
-    """Per-plan memo: compile each distinct expression once, evaluate each distinct (expression, Device) pair once."""
+    """Per-plan memo: compile each distinct expression once, evaluate each distinct pair once."""
 
     def __init__(self) -> None:
         self._programs: dict[str, Program | SelectorError] = {}
@@ -154,5 +156,8 @@ class SelectorEvaluator:
 
 
 def selector_matches(expression: str, device: Mapping[str, Any]) -> bool:
-    """Public convenience: True/False per Kubernetes semantics; raises SelectorError for an expression Kubernetes rejects."""
+    """Public convenience: True/False per Kubernetes semantics.
+
+    Raises SelectorError for an expression Kubernetes rejects.
+    """
     return compile_selector(expression).evaluate(Device.from_class_device(device)).matched

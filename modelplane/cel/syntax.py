@@ -2,13 +2,15 @@
 
 Contract: ``parse(text)`` returns the AST of a CEL expression or raises ``SelectorError`` with a
 1-based line and column. It parses with cel-python's own ``cel.lark`` grammar and lexer callback
-(so what parses here is exactly what cel-python parses), but with a second Lark instance that does
-not record node positions, which halves parsing time. Positions are only needed for an error
-message, so ``parse(text, positions=True)`` re-parses with them when the checker has one to report.
+(so what parses here is exactly what cel-python parses), in a Lark instance that does not record
+node positions, which halves parsing time. Positions are needed by cel-python's interpreter and by
+an error message, so ``parse(text, positions=True)`` and ``parse_tree`` use a second instance that
+records them (``debug`` off, unlike cel-python's own, which builds its tables three times slower).
 
 Invariants:
-- The AST is the lark tree with the single-child grammar layers removed; every node keeps the
-  lark ``Meta`` position when parsed with positions.
+- The AST is the lark tree without its single-child grammar layers. Node positions are character
+  offsets: tokens always carry them, tree nodes only when parsed with positions.
+- The grammar is read once from cel-python's package, the only file this package reads.
 - Work is bounded before any recursion: text longer than Kubernetes' 10 KiB limit is refused
   unparsed, and a tree deeper than ``MAX_DEPTH`` (measured iteratively) is refused before the
   recursive conversion, the checker or cel-python's recursive interpreter ever see it.
@@ -16,12 +18,13 @@ Invariants:
 
 from __future__ import annotations
 
-import dataclasses
 import functools
+import io
+import pickle
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Union
+from typing import Any, cast
 
 import celpy
 import lark
@@ -32,9 +35,11 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 
 from modelplane.cel.errors import SelectorError
 
+ParseTree = lark.Tree[lark.Token]
+
 MAX_LENGTH_BYTES = 10 * 1024  # CELSelectorExpressionMaxLength, pkg/apis/resource/types.go
-# cel-python's interpreter spends about four Python frames per parse level; 160 levels stay far
-# below the default recursion limit of 1000 whatever the caller's own depth.
+# cel-python's interpreter spends about four Python frames per parse level: 160 levels leave more
+# than 300 of the default recursion limit of 1000 to the caller.
 MAX_DEPTH = 160
 
 
@@ -51,14 +56,12 @@ class Literal:
     value: Any  # a celpy value (IntType, StringType, ...) or None for null
     kind: str  # int, uint, double, string, bytes, bool, null
     pos: Pos | None
-    span: Pos | None = None  # the whole source extent, when parsed with positions
 
 
 @dataclass(frozen=True, slots=True)
 class Ident:
     name: str
     pos: Pos | None
-    span: Pos | None = None  # the whole source extent, when parsed with positions
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,7 +69,6 @@ class Select:
     operand: Node
     field: str
     pos: Pos | None
-    span: Pos | None = None  # the whole source extent, when parsed with positions
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,7 +76,6 @@ class Index:
     operand: Node
     index: Node
     pos: Pos | None
-    span: Pos | None = None  # the whole source extent, when parsed with positions
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,7 +84,6 @@ class Call:
     target: Node | None  # the receiver of a method call
     args: tuple[Node, ...]
     pos: Pos | None
-    span: Pos | None = None  # the whole source extent, when parsed with positions
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,7 +91,6 @@ class Unary:
     op: str  # "!" or "-"
     operand: Node
     pos: Pos | None
-    span: Pos | None = None  # the whole source extent, when parsed with positions
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,7 +99,7 @@ class Binary:
     left: Node
     right: Node
     pos: Pos | None  # the operator's own position
-    span: Pos | None = None  # the whole source extent, when parsed with positions
+    operands: tuple[Pos, Pos] | None = None  # both operands' full extents, for a rewrite hint
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,24 +108,21 @@ class Conditional:
     then: Node
     otherwise: Node
     pos: Pos | None
-    span: Pos | None = None  # the whole source extent, when parsed with positions
 
 
 @dataclass(frozen=True, slots=True)
 class ListLit:
     items: tuple[Node, ...]
     pos: Pos | None
-    span: Pos | None = None  # the whole source extent, when parsed with positions
 
 
 @dataclass(frozen=True, slots=True)
 class MapLit:
     entries: tuple[tuple[Node, Node], ...]
     pos: Pos | None
-    span: Pos | None = None  # the whole source extent, when parsed with positions
 
 
-Node = Union[Literal, Ident, Select, Index, Call, Unary, Binary, Conditional, ListLit, MapLit]
+Node = Literal | Ident | Select | Index | Call | Unary | Binary | Conditional | ListLit | MapLit
 
 _BINARY = {
     "conditionalor": "||", "conditionaland": "&&",
@@ -138,23 +134,24 @@ _BINARY = {
 
 
 @functools.cache
-def _fast_parser() -> lark.Lark:
+def _parsers() -> tuple[lark.Lark, lark.Lark]:
+    """(without positions, with positions): one LALR table build, the second copy loaded from it."""
     grammar = (Path(celpy.__file__).parent / "cel.lark").read_text()
-    return lark.Lark(
+    with_positions = lark.Lark(
         grammar,
         parser="lalr",
         start="expr",
         g_regex_flags=re.M,
         lexer_callbacks={"IDENT": CELParser.ambiguous_literals},
-        propagate_positions=False,
+        propagate_positions=True,
         maybe_placeholders=False,
         priority="invert",
     )
-
-
-@functools.cache
-def _positions_parser() -> CELParser:
-    return CELParser()
+    saved = io.BytesIO()
+    with_positions.save(saved)
+    tables = pickle.loads(saved.getvalue())
+    tables["data"]["options"]["propagate_positions"] = False
+    return lark.Lark.load(io.BytesIO(pickle.dumps(tables))), with_positions
 
 
 def check_length(text: str) -> None:
@@ -165,13 +162,11 @@ def check_length(text: str) -> None:
         )
 
 
-def parse_tree(text: str, *, positions: bool) -> lark.Tree:
+def parse_tree(text: str, *, positions: bool) -> ParseTree:
     """The cel-python parse tree, depth-checked; positions are what cel-python's interpreter needs."""
     check_length(text)
     try:
-        tree = _positions_parser().parse(text) if positions else _fast_parser().parse(text)
-    except celpy.CELParseError as error:
-        raise _syntax_error(error.__cause__ or error.__context__, error.line, error.column) from None
+        tree = _parsers()[positions].parse(text)
     except UnexpectedInput as error:
         raise _syntax_error(error, error.line, error.column) from None
     depth = _depth(tree)
@@ -193,7 +188,7 @@ def locate(text: str, offset: int) -> tuple[int, int]:
     return line, offset - (text.rfind("\n", 0, offset) + 1) + 1
 
 
-def _syntax_error(error: BaseException | None, line: int | None, column: int | None) -> SelectorError:
+def _syntax_error(error: UnexpectedInput, line: int | None, column: int | None) -> SelectorError:
     if isinstance(error, UnexpectedEOF) or isinstance(error, UnexpectedToken) and error.token.type == "$END":
         what = "unexpected end of expression"
     elif isinstance(error, UnexpectedToken):
@@ -206,7 +201,7 @@ def _syntax_error(error: BaseException | None, line: int | None, column: int | N
                          line=line if line and line > 0 else None)
 
 
-def _depth(tree: lark.Tree) -> int:
+def _depth(tree: ParseTree) -> int:
     deepest, stack = 0, [(tree, 1)]
     while stack:
         node, depth = stack.pop()
@@ -221,15 +216,11 @@ class _Converter:
     def __init__(self, text: str) -> None:
         self.text = text
 
-    def convert(self, tree: lark.Tree) -> Node:
-        node = self._convert(tree)
-        span = _pos(tree)
-        return node if span is None or node.span is not None else dataclasses.replace(node, span=span)
-
-    def _convert(self, tree: lark.Tree) -> Node:  # noqa: C901 - one branch per grammar rule
-        data, children = tree.data, tree.children
-        if len(children) == 1 and data in _PASS_THROUGH:
-            return self.convert(children[0])
+    def convert(self, tree: ParseTree) -> Node:  # noqa: C901 - one branch per grammar rule
+        while len(tree.children) == 1 and tree.data in _PASS_THROUGH:
+            tree = cast(ParseTree, tree.children[0])
+        data = tree.data
+        children: list[Any] = tree.children  # trees and tokens, as the grammar rule fixes
         if data == "expr":
             condition, then, otherwise = (self.convert(c) for c in children)
             return Conditional(condition, then, otherwise, _pos(tree))
@@ -240,9 +231,12 @@ class _Converter:
         if data in ("relation", "addition", "multiplication"):
             op_tree, right = children
             op = _BINARY[op_tree.data]
-            meta_pos = _pos(op_tree)
-            pos = Pos(meta_pos.end - len(op), meta_pos.end) if meta_pos else None
-            return Binary(op, self.convert(op_tree.children[0]), self.convert(right), pos)
+            left = op_tree.children[0]
+            op_pos, left_pos, right_pos = _pos(op_tree), _pos(left), _pos(right)
+            if op_pos is None or left_pos is None or right_pos is None:
+                return Binary(op, self.convert(left), self.convert(right), None)
+            pos = Pos(op_pos.end - len(op), op_pos.end)
+            return Binary(op, self.convert(left), self.convert(right), pos, (left_pos, right_pos))
         if data == "unary":
             op = "!" if children[0].data == "unary_not" else "-"
             return Unary(op, self.convert(children[1]), _pos(tree))
@@ -264,16 +258,16 @@ class _Converter:
             return ListLit(self.convert_all(children[0]) if children else (), _pos(tree))
         if data == "map_lit":
             items = self.convert_all(children[0]) if children else ()
-            return MapLit(tuple(zip(items[0::2], items[1::2])), _pos(tree))
+            return MapLit(tuple(zip(items[0::2], items[1::2], strict=True)), _pos(tree))
         if data == "literal":
-            return self._literal(children[0])
+            return self._literal(cast(lark.Token, children[0]))
         # member_object (message construction) and dot_ident (".name" root lookups) need protobuf
         # types, which a device selector has none of.
         raise self.error("message construction and leading-dot names are not supported in a device selector",
                          _pos(tree))
 
-    def convert_all(self, tree: lark.Tree) -> tuple[Node, ...]:
-        return tuple(self.convert(child) for child in tree.children)
+    def convert_all(self, tree: ParseTree) -> tuple[Node, ...]:
+        return tuple(self.convert(cast(ParseTree, child)) for child in tree.children)
 
     def error(self, message: str, pos: Pos | None) -> SelectorError:
         if pos is None:
@@ -281,7 +275,7 @@ class _Converter:
         line, column = locate(self.text, pos.start)
         return SelectorError(message, column=column, line=line)
 
-    def _between(self, left: lark.Tree, right: lark.Tree, op: str) -> Pos | None:
+    def _between(self, left: ParseTree, right: ParseTree, op: str) -> Pos | None:
         left_pos, right_pos = _pos(left), _pos(right)
         if left_pos is None or right_pos is None:
             return None
@@ -297,6 +291,8 @@ class _Converter:
                 return Literal(celtypes.UintType(text[:-1]), "uint", pos)
             if kind == "FLOAT_LIT":
                 return Literal(celtypes.DoubleType(text), "double", pos)
+            if kind == "STRING_LIT" and "\\" not in text and text[0] in "\"'":
+                return Literal(celtypes.StringType(text[1:-1]), "string", pos)  # celstr, minus its per-char scan
             if kind in ("STRING_LIT", "MLSTRING_LIT"):
                 return Literal(celstr(token), "string", pos)
             if kind == "BYTES_LIT":
@@ -313,7 +309,7 @@ _PASS_THROUGH = frozenset(
 )
 
 
-def _pos(node: lark.Tree | lark.Token) -> Pos | None:
-    meta = node if isinstance(node, lark.Token) else node.meta
-    start = getattr(meta, "start_pos", None)
-    return None if start is None else Pos(start, meta.end_pos)
+def _pos(node: ParseTree | lark.Token) -> Pos | None:
+    if isinstance(node, lark.Token):
+        return None if node.start_pos is None or node.end_pos is None else Pos(node.start_pos, node.end_pos)
+    return None if node.meta.empty else Pos(node.meta.start_pos, node.meta.end_pos)

@@ -17,11 +17,12 @@ option that fits what earlier engines left): it can wrongly reject a replica, ne
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from modelplane.api import Engine, Role
 from modelplane.scheduling.ledger import PoolKey, Trial
-from modelplane.scheduling.match import Matcher, MemberMatch
+from modelplane.scheduling.match import Matcher, MemberMatch, Miss
 from modelplane.scheduling.placement import MemberPlacement
 from modelplane.scheduling.reasons import Code, Reason
 from modelplane.scheduling.snapshot import ClusterView, PoolView
@@ -57,23 +58,35 @@ class EngineOption:
 class EngineOptions:
     single: tuple[EngineOption, ...]
     split: tuple[EngineOption, ...]
-    misses: tuple[Reason, ...]
-    """Why each pool cannot host the engine whatever the capacity (for explain)."""
+    failed: tuple[tuple[Miss, PoolView], ...]
+    fabric_blocked: Reason | None
 
     def choose(self, trial: Trial) -> EngineOption | None:
-        return next((option for option in (*self.single, *self.split) if option.fits(trial)), None)
+        for option in self.single:
+            if option.fits(trial):
+                return option
+        for option in self.split:
+            if option.fits(trial):
+                return option
+        return None
+
+    @property
+    def misses(self) -> tuple[Reason, ...]:
+        """Why each pool cannot host the engine whatever the capacity (for explain)."""
+        reasons = tuple(miss.at(pool) for miss, pool in self.failed)
+        return (*reasons, self.fabric_blocked) if self.fabric_blocked else reasons
 
 
 def engine_options(engine: Engine, cluster: ClusterView, matcher: Matcher) -> EngineOptions:
     single: list[EngineOption] = []
-    misses: list[Reason] = []
+    failed: list[tuple[Miss, PoolView]] = []
     claiming: list[list[MemberOption]] = [[] for _ in engine.members]
     for pool in cluster.pools:
         options: list[MemberOption] = []
         for index, member in enumerate(engine.members):
-            match = matcher.match(member.node_selector, pool)
-            if isinstance(match, Reason):
-                misses.append(match)
+            match = matcher.match_class(member.node_selector, pool)
+            if isinstance(match, Miss):
+                failed.append((match, pool))
                 break
             option = MemberOption(member.role, pool, member.pods * engine.copies if match.claims_dra else 0, match)
             options.append(option)
@@ -83,19 +96,22 @@ def engine_options(engine: Engine, cluster: ClusterView, matcher: Matcher) -> En
             if any(option.match.claims_dra for option in options):
                 single.append(EngineOption(tuple(options)))
             else:
-                misses.append(Reason(Code.ONLY_SYNTHETIC, "matched only synthetic devices (nothing to claim)",
-                                     pool.cluster, pool.name,
-                                     f"every request of engine {engine.name} resolves to a Synthetic device of "
-                                     f"class {pool.class_name}, so its pods would claim no GPU",
-                                     "request a device the class publishes with claim: DRA"))
-    split, fabric_blocked = _splits(claiming) if len(engine.members) == 2 else ([], False)
-    if fabric_blocked and not split:
-        misses.append(Reason(Code.FABRIC_MISMATCH, "could split the engine only across pools of different fabrics",
-                             cluster.name, None,
-                             f"engine {engine.name}'s members match different pools, but those pools declare "
-                             "different fabrics; a gang spans one fabric",
-                             "give the pools the same fabric, or add a pool that can host the whole engine"))
-    return EngineOptions(tuple(single), tuple(split), tuple(misses))
+                failed.append((_synthetic_only(engine.name, pool), pool))
+    split, blocked = _splits(claiming) if len(engine.members) == 2 else ([], False)
+    fabric = None
+    if blocked and not split:
+        fabric = Reason(Code.FABRIC_MISMATCH, "could split the engine only across pools of different fabrics",
+                        cluster.name, None,
+                        f"engine {engine.name}'s members match different pools, but those pools declare different "
+                        "fabrics; a gang spans one fabric",
+                        "give the pools the same fabric, or add a pool that can host the whole engine")
+    return EngineOptions(tuple(single), tuple(split), tuple(failed), fabric)
+
+
+def _synthetic_only(engine: str, pool: PoolView) -> Miss:
+    return Miss(Code.ONLY_SYNTHETIC, "matched only synthetic devices (nothing to claim)",
+                f"every request of engine {engine} resolves to a Synthetic device of class {pool.class_name}, so "
+                "its pods would claim no GPU", "request a device the class publishes with claim: DRA")
 
 
 def _splits(claiming: list[list[MemberOption]]) -> tuple[list[EngineOption], bool]:
@@ -113,7 +129,7 @@ def _splits(claiming: list[list[MemberOption]]) -> tuple[list[EngineOption], boo
     return splits, blocked
 
 
-def capacity_reasons(options: EngineOptions, trial: Trial, holders: dict[PoolKey, dict[str, int]]) -> list[Reason]:
+def capacity_reasons(options: EngineOptions, trial: Trial, holders: Callable[[PoolKey], dict[str, int]]) -> list[Reason]:
     """Why each structurally possible option does not fit the ledger (for explain)."""
     reasons: list[Reason] = []
     for option in (*options.single, *options.split):
@@ -121,7 +137,7 @@ def capacity_reasons(options: EngineOptions, trial: Trial, holders: dict[PoolKey
             free = trial.free(pool_key)
             if free < nodes:
                 cluster, pool = pool_key
-                used = ", ".join(f"{d} ({n})" for d, n in holders.get(pool_key, {}).items()) or "nobody"
+                used = ", ".join(f"{d} ({n})" for d, n in holders(pool_key).items()) or "nobody"
                 pools = "+".join(m.pool.name for m in option.members) if len(option.members) > 1 else pool
                 reasons.append(Reason(Code.INSUFFICIENT_NODES,
                                       f"had too few free nodes (needs {nodes}, has {max(free, 0)})", cluster, pool,

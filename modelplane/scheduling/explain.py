@@ -31,6 +31,8 @@ class ClusterVerdict:
     """Why another replica cannot go here; empty when one would fit."""
     would_use: tuple[str, ...] = ()
     """When one would fit: `engine: pool` for each engine."""
+    skipped: tuple[Reason, ...] = ()
+    """When one would fit: the pools that cannot host an engine whatever their capacity, and why."""
 
 
 @dataclass(frozen=True)
@@ -78,6 +80,7 @@ class Explanation:
             if not verdict.reasons:
                 out.append(f"cluster {verdict.cluster}{placed}: another replica fits on "
                            f"{', '.join(verdict.would_use)}")
+                out.extend(f"  skipped pool {r.pool}: {r.phrase}: {r.detail}" for r in _distinct(verdict.skipped))
                 continue
             out.append(f"cluster {verdict.cluster}{placed}:")
             for reason in _distinct(verdict.reasons):
@@ -99,17 +102,18 @@ def _verdict(run: Run, deployment: ModelDeployment, cluster: ClusterView, indice
         return ClusterVerdict(cluster.name, indices, (ineligible,))
     trial = Trial(run.ledger)
     used: list[str] = []
+    skipped: list[Reason] = []
     for index, engine in enumerate(deployment.spec.engines):
         options = run.options(deployment, index, cluster)
+        skipped.extend(options.misses)
         option = options.choose(trial)
         if option is None:
-            holders = {pool.key: run.ledger.holders(pool.key) for pool in cluster.pools}
-            reasons = (*options.misses, *capacity_reasons(options, trial, holders))
+            reasons = (*options.misses, *capacity_reasons(options, trial, run.ledger.holders))
             return ClusterVerdict(cluster.name, indices, tuple(sorted(reasons, key=lambda r: (r.where, r.phrase))))
         for pool, nodes in option.needs().items():
             trial.add(pool, nodes)
         used.append(f"{engine.name}: {'+'.join(sorted({m.pool.name for m in option.members}))}")
-    return ClusterVerdict(cluster.name, indices, (), tuple(used))
+    return ClusterVerdict(cluster.name, indices, (), tuple(used), tuple(skipped))
 
 
 def _distinct(reasons: tuple[Reason, ...]) -> list[Reason]:

@@ -27,7 +27,8 @@ def fill(run: Run, kept: list[Replica]) -> list[Replica]:
 
 
 def fill_deployment(run: Run, deployment: ModelDeployment, existing: list[Replica]) -> list[Replica]:
-    eligible = [c for c in run.snapshot.clusters if run.ineligible(deployment, c, new=True) is None]
+    eligible = [c for c in run.snapshot.clusters
+                if run.ineligible(deployment, c, new=True) is None and run.could_fit(deployment, c)]
     counts = Counter(replica.cluster for replica in existing)
     taken = {(replica.cluster, replica.index) for replica in existing}
     placed: list[Replica] = []

@@ -48,59 +48,84 @@ NO_REQUESTS = MemberMatch()
 class Matcher:
     def __init__(self, evaluator: SelectorEvaluator):
         self.evaluator = evaluator
-        self._memo: dict[tuple[NodeSelector, str], MemberMatch | _Miss] = {}
+        self._memo: dict[tuple[int, str], MemberMatch | Miss] = {}
+        # Equal selectors share one memo slot; each selector object is hashed once (pydantic's
+        # structural hash is too slow for the hot path). The list keeps the ids valid.
+        self._canonical: dict[NodeSelector, int] = {}
+        self._by_id: dict[int, int] = {}
+        self._alive: list[NodeSelector] = []
+        self._satisfied: dict[tuple[tuple[str, ...], int], bool] = {}
 
     def match(self, selector: NodeSelector | None, pool: PoolView) -> MemberMatch | Reason:
+        found = self.match_class(selector, pool)
+        return found.at(pool) if isinstance(found, Miss) else found
+
+    def match_class(self, selector: NodeSelector | None, pool: PoolView) -> MemberMatch | Miss:
+        """The match against the pool's class; a Miss becomes a Reason only when someone asks why."""
+        return self.match_devices(selector, pool.class_name, pool.devices)
+
+    def match_devices(self, selector: NodeSelector | None, class_name: str,
+                      devices: tuple[DeviceView, ...]) -> MemberMatch | Miss:
         if selector is None:
             return NO_REQUESTS
-        key = (selector, pool.class_name)
+        slot = self._by_id.get(id(selector))
+        if slot is None:
+            slot = self._by_id[id(selector)] = self._canonical.setdefault(selector, len(self._canonical))
+            self._alive.append(selector)
+        key = (slot, class_name)
         found = self._memo.get(key)
         if found is None:
-            found = self._memo[key] = self._match(selector, pool)
-        return found.at(pool) if isinstance(found, _Miss) else found
+            found = self._memo[key] = self._match(selector, class_name, devices)
+        return found
 
-    def _match(self, selector: NodeSelector, pool: PoolView) -> MemberMatch | _Miss:
+    def _match(self, selector: NodeSelector, class_name: str, devices: tuple[DeviceView, ...]) -> MemberMatch | Miss:
         candidates: list[list[DeviceView]] = []
         for request in selector.devices:
-            satisfying = [d for d in pool.devices if self._satisfies(request, d)]
+            satisfying = [d for d in devices if self._satisfies(request, d)]
             enough = [d for d in satisfying if d.count >= request.count]
             if not enough:
-                return self._request_miss(request, satisfying, pool)
+                return self._request_miss(request, satisfying, class_name, devices)
             candidates.append(enough)
         assignment = _assign(selector.devices, candidates)
         if assignment is None:
             names = ", ".join(r.name for r in selector.devices)
-            return _Miss(Code.DEVICE_COUNT, "had too few devices per node for the member's requests together",
-                         f"requests {names} each match, but one node of class {pool.class_name} has too few "
-                         "devices for all of them at once (requests of one member share a node's devices)",
-                         "lower the counts or use a class with more devices per node")
+            return Miss(Code.DEVICE_COUNT, "had too few devices per node for the member's requests together",
+                        f"requests {names} each match, but one node of class {class_name} has too few "
+                        "devices for all of them at once (requests of one member share a node's devices)",
+                        "lower the counts or use a class with more devices per node")
         return MemberMatch(tuple(zip(selector.devices, assignment)))
 
     def _satisfies(self, request: DeviceRequest, device: DeviceView) -> bool:
-        return all(self.evaluator.evaluate(s.cel, device.device).matched for s in request.selectors)
+        """Every selector matches the device (memoized per selector list and snapshot device)."""
+        key = (tuple(s.cel for s in request.selectors), id(device))
+        found = self._satisfied.get(key)
+        if found is None:
+            found = self._satisfied[key] = all(self.evaluator.evaluate(cel, device.device).matched for cel in key[0])
+        return found
 
-    def _request_miss(self, request: DeviceRequest, satisfying: list[DeviceView], pool: PoolView) -> _Miss:
+    def _request_miss(self, request: DeviceRequest, satisfying: list[DeviceView], class_name: str,
+                      devices: tuple[DeviceView, ...]) -> Miss:
         if satisfying:
             best = max(satisfying, key=lambda d: d.count)
-            return _Miss(Code.DEVICE_COUNT, f"had too few devices per node for request {request.name}",
-                         f"request {request.name} wants {request.count} per node; device {best.name} of class "
-                         f"{pool.class_name} has {best.count}",
-                         f"lower count to {best.count} or use a class with {request.count} devices per node")
-        closest = self._closest(request, pool)
+            return Miss(Code.DEVICE_COUNT, f"had too few devices per node for request {request.name}",
+                        f"request {request.name} wants {request.count} per node; device {best.name} of class "
+                        f"{class_name} has {best.count}",
+                        f"lower count to {best.count} or use a class with {request.count} devices per node")
+        closest = self._closest(request, devices)
         if closest is None:
-            detail = f"class {pool.class_name} has no devices"
+            detail = f"class {class_name} has no devices"
         else:
             device, selector, why = closest
-            detail = (f"request {request.name}: no device of class {pool.class_name} satisfies every selector; "
+            detail = (f"request {request.name}: no device of class {class_name} satisfies every selector; "
                       f"the closest, device {device.name}, fails `{selector}`: {why}")
-        return _Miss(Code.NO_MATCHING_DEVICE, f"had no device matching request {request.name}", detail,
-                     "relax the selector or add a pool whose class satisfies it")
+        return Miss(Code.NO_MATCHING_DEVICE, f"had no device matching request {request.name}", detail,
+                    "relax the selector or add a pool whose class satisfies it")
 
-    def _closest(self, request: DeviceRequest, pool: PoolView) -> tuple[DeviceView, str, str] | None:
+    def _closest(self, request: DeviceRequest, devices: tuple[DeviceView, ...]) -> tuple[DeviceView, str, str] | None:
         """The device that passes the most selectors (first declared on ties), its first failing
         selector and why it failed."""
         best: tuple[int, DeviceView, str, str] | None = None
-        for device in pool.devices:
+        for device in devices:
             passed, failure = 0, None
             for selector in request.selectors:
                 evaluation = self.evaluator.evaluate(selector.cel, device.device)
@@ -114,8 +139,8 @@ class Matcher:
 
 
 @dataclass(frozen=True)
-class _Miss:
-    """A memoized pool-independent miss; `at(pool)` makes the Reason for one pool."""
+class Miss:
+    """A memoized class-level miss; `at(pool)` makes the Reason for one pool."""
 
     code: Code
     phrase: str

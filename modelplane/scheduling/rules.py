@@ -19,28 +19,38 @@ EVICTS = frozenset({TaintEffect.NO_EXECUTE})
 
 def selector_mismatch(cluster: ClusterView, selector: LabelSelector | None) -> Reason | None:
     """Rule 1: `clusterSelector.matchLabels` equality against the cluster's labels (unset = all)."""
-    for key, want in sorted((selector.match_labels if selector else {}).items()):
-        have = cluster.labels.get(key)
-        if have != want:
-            seen = f"has {key}={have}" if have is not None else f"has no label {key}"
-            return Reason(Code.CLUSTER_LABELS, "didn't match the deployment's clusterSelector", cluster.name,
-                          detail=f"wants {key}={want}, the cluster {seen}",
-                          hint=f"label the cluster {key}={want} or relax spec.clusterSelector")
-    return None
+    missed = _first_mismatch(cluster, selector)
+    if missed is None:
+        return None
+    key, want, seen = missed
+    return Reason(Code.CLUSTER_LABELS, "didn't match the deployment's clusterSelector", cluster.name,
+                  detail=f"wants {key}={want}, the cluster {seen}",
+                  hint=f"label the cluster {key}={want} or relax spec.clusterSelector")
 
 
 def cache_not_staged(cluster: ClusterView, cache: ModelCache | None) -> Reason | None:
     """Rule 1: a deployment with a ModelCache runs only where the cache's clusterSelector stages it."""
-    selector = cache.spec.cluster_selector if cache else None
-    for key, want in sorted((selector.match_labels if selector else {}).items()):
-        have = cluster.labels.get(key)
-        if have != want:
-            assert cache is not None
-            seen = f"has {key}={have}" if have is not None else f"has no label {key}"
-            return Reason(Code.CACHE_NOT_STAGED, f"do not stage ModelCache {cache.name}", cluster.name,
-                          detail=f"the cache's clusterSelector wants {key}={want}, the cluster {seen}",
-                          hint="widen the ModelCache's clusterSelector to this cluster")
-    return None
+    missed = _first_mismatch(cluster, cache.spec.cluster_selector) if cache else None
+    if missed is None:
+        return None
+    assert cache is not None
+    key, want, seen = missed
+    return Reason(Code.CACHE_NOT_STAGED, f"do not stage ModelCache {cache.name}", cluster.name,
+                  detail=f"the cache's clusterSelector wants {key}={want}, the cluster {seen}",
+                  hint="widen the ModelCache's clusterSelector to this cluster")
+
+
+def _first_mismatch(cluster: ClusterView, selector: LabelSelector | None) -> tuple[str, str, str] | None:
+    """The first label (by key) the cluster does not carry as the selector wants, and what it has."""
+    if selector is None:
+        return None
+    labels = cluster.labels
+    missed = [key for key, want in selector.match_labels.items() if labels.get(key) != want]
+    if not missed:
+        return None
+    key = min(missed)
+    have = labels.get(key)
+    return key, selector.match_labels[key], f"has {key}={have}" if have is not None else f"has no label {key}"
 
 
 def untolerated_taint(cluster: ClusterView, tolerations: tuple[Toleration, ...], *, new: bool) -> Reason | None:

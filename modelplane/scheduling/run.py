@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from modelplane.api import Fleet, ModelDeployment, Role, Workloads
+from modelplane.api import Engine, Fleet, ModelDeployment, Role, Workloads
 from modelplane.cel import SelectorEvaluator
 from modelplane.scheduling.engines import EngineOptions, engine_options
 from modelplane.scheduling.ledger import Ledger, PoolKey, Trial
-from modelplane.scheduling.match import Matcher
+from modelplane.scheduling.match import Matcher, MemberMatch
 from modelplane.scheduling.placement import MemberPlacement, Replica
 from modelplane.scheduling.reasons import Reason
 from modelplane.scheduling.rules import cache_not_staged, selector_mismatch, untolerated_taint
@@ -39,12 +39,30 @@ class Run:
         self.matcher = Matcher(self.evaluator)
         self.ledger = Ledger(self.snapshot)
         self._options: dict[tuple[int, str], EngineOptions] = {}
+        self._usable: dict[int, frozenset[str]] = {}
+        self._class_names = {cluster.name: cluster.class_names for cluster in self.snapshot.clusters}
 
     def ineligible(self, deployment: ModelDeployment, cluster: ClusterView, *, new: bool) -> Reason | None:
         """Rule 1 and the taint rules: why this cluster may not hold a (new, or retained) replica."""
         return (selector_mismatch(cluster, deployment.spec.cluster_selector)
                 or cache_not_staged(cluster, self.workloads.cache_of(deployment))
                 or untolerated_taint(cluster, deployment.spec.tolerations, new=new))
+
+    def could_fit(self, deployment: ModelDeployment, cluster: ClusterView) -> bool:
+        """A cheap, safe prefilter: False only when some engine has no pool on the cluster whose class
+        it could use at all (so `engine_options` there is empty whatever the capacity)."""
+        names = self._class_names[cluster.name]
+        return all(not names.isdisjoint(self._usable_classes(engine)) for engine in deployment.spec.engines)
+
+    def _usable_classes(self, engine: Engine) -> frozenset[str]:
+        """Classes on which some member of the engine matches and claims a DRA device."""
+        found = self._usable.get(id(engine))
+        if found is None:
+            found = self._usable[id(engine)] = frozenset(
+                name for name, devices in self.snapshot.classes.items()
+                if any(isinstance(match := self.matcher.match_devices(member.node_selector, name, devices),
+                                  MemberMatch) and match.claims_dra for member in engine.members))
+        return found
 
     def options(self, deployment: ModelDeployment, engine_index: int, cluster: ClusterView) -> EngineOptions:
         engine = deployment.spec.engines[engine_index]

@@ -49,6 +49,10 @@ class ClusterView:
     taints: tuple[Taint, ...]
     pools: tuple[PoolView, ...]
 
+    @property
+    def class_names(self) -> frozenset[str]:
+        return frozenset(pool.class_name for pool in self.pools)
+
     def pool(self, name: str) -> PoolView | None:
         return next((pool for pool in self.pools if pool.name == name), None)
 
@@ -56,6 +60,8 @@ class ClusterView:
 @dataclass(frozen=True)
 class Snapshot:
     clusters: tuple[ClusterView, ...]
+    classes: dict[str, tuple[DeviceView, ...]]
+    """Each class's devices, shared by every pool of the class."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_by_name", {cluster.name: cluster for cluster in self.clusters})
@@ -66,7 +72,7 @@ class Snapshot:
     @classmethod
     def of(cls, fleet: Fleet) -> Snapshot:
         devices = {c.name: tuple(DeviceView.of(d) for d in c.spec.devices) for c in fleet.classes}
-        return cls(tuple(_cluster_view(cluster, devices) for cluster in fleet.clusters))
+        return cls(tuple(_cluster_view(cluster, devices) for cluster in fleet.clusters), devices)
 
 
 def _cluster_view(cluster: InferenceCluster, devices: dict[str, tuple[DeviceView, ...]]) -> ClusterView:

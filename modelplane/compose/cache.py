@@ -1,0 +1,134 @@
+"""ModelCache: weights staged once per cluster on a ReadWriteMany volume, mounted at /mnt/models.
+
+Invariants:
+- A cache is staged on every cluster its `clusterSelector` matches; without one, on every cluster
+  a deployment referencing it may run on (that deployment's `clusterSelector`, or every cluster).
+- Per staged cluster, in the cache's namespace: a PVC of `sizeGiB` on the cluster's RWX
+  StorageClass, a one-shot download Job and, when the cache names an `authSecret`, that Secret
+  (its value is `secret_placeholder(...)`, which the Pulumi layer replaces with the real token).
+- The Job is idempotent: it writes a marker holding `repo@revision` last, and skips the download
+  when the marker already says so (a Job re-run, or a re-created Job, downloads nothing twice).
+- Every engine container of a deployment that references the cache mounts it read-only at
+  /mnt/models; `--model=/mnt/models` is added only to a container with no `command` and no
+  `--model` of its own (Modelplane never rewrites a command).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from modelplane.api import ClusterSource, Fleet, InferenceCluster, ModelCache, ModelDeployment, Workloads
+from modelplane.api.workload import Container
+from modelplane.compose import names
+from modelplane.compose.settings import Settings
+
+MOUNT_PATH = "/mnt/models"
+VOLUME = "model-cache"
+MODEL_ARG = f"--model={MOUNT_PATH}"
+MARKER = f"{MOUNT_PATH}/.modelplane-complete"
+
+# Runs in the downloader image; REPO, REVISION and HF_HUB_VERSION come from the Job's env.
+_DOWNLOAD = f"""set -eu
+if [ -f {MARKER} ] && [ "$(cat {MARKER})" = "$REPO@$REVISION" ]; then
+  echo "$REPO@$REVISION is already in {MOUNT_PATH}"; exit 0
+fi
+pip install --no-cache-dir --quiet "huggingface_hub==$HF_HUB_VERSION"
+hf download "$REPO" --revision "$REVISION" --local-dir {MOUNT_PATH}
+printf '%s' "$REPO@$REVISION" > {MARKER}
+"""
+
+
+def secret_placeholder(namespace: str, secret: str, key: str) -> str:
+    """The value written into a delivered Secret in place of the token, for the Pulumi layer to
+    replace with a secret Output (stack config `modelplane:secrets.<namespace>.<secret>.<key>`)."""
+    return f"modelplane-secret:{namespace}/{secret}/{key}"
+
+
+def pvc_name(cache: ModelCache) -> str:
+    return names.name(cache.name, "cache")
+
+
+def staged_clusters(cache: ModelCache, fleet: Fleet, workloads: Workloads) -> tuple[str, ...]:
+    """The clusters this cache is staged on, sorted by name."""
+    if cache.spec.cluster_selector is not None:
+        selector = cache.spec.cluster_selector
+        return tuple(c.name for c in fleet.clusters if selector.matches(c.labels))
+    users = [d for d in workloads.deployments if workloads.cache_of(d) == cache]
+    return tuple(c.name for c in fleet.clusters
+                 if any(d.spec.cluster_selector is None or d.spec.cluster_selector.matches(c.labels)
+                        for d in users))
+
+
+def storage_class(cluster: InferenceCluster, settings: Settings) -> str | None:
+    spec = cluster.spec.cluster
+    if spec.source is ClusterSource.GKE:
+        return settings.gke_rwx_storage_class
+    if spec.source is ClusterSource.EKS:
+        return settings.eks_rwx_storage_class
+    return spec.existing.storage_class_name if spec.existing else None
+
+
+def cache_objects(cache: ModelCache, cluster: InferenceCluster, settings: Settings) -> Iterator[dict]:
+    """The Secret (if any), PVC and download Job that stage `cache` on `cluster`."""
+    labels = {**names.managed(), names.CLUSTER: cluster.name, names.CACHE: cache.name}
+    hf = cache.spec.hugging_face
+    pvc_spec: dict = {"accessModes": ["ReadWriteMany"], "resources": {"requests": {"storage": f"{hf.size_gib}Gi"}}}
+    rwx = storage_class(cluster, settings)
+    if rwx:
+        pvc_spec["storageClassName"] = rwx
+    yield {"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+           "metadata": {"name": pvc_name(cache), "namespace": cache.namespace, "labels": labels}, "spec": pvc_spec}
+
+    env = [{"name": "REPO", "value": hf.repo}, {"name": "REVISION", "value": hf.revision},
+           {"name": "HF_HUB_VERSION", "value": settings.huggingface_hub_version}]
+    if hf.auth_secret is not None:
+        secret = hf.auth_secret
+        yield {"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
+               "metadata": {"name": secret.name, "namespace": cache.namespace, "labels": {**names.managed(),
+                                                                                          names.CLUSTER: cluster.name}},
+               "stringData": {secret.key: secret_placeholder(cache.namespace, secret.name, secret.key)}}
+        env.append({"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": secret.name, "key": secret.key}}})
+    container = {"name": "download", "image": settings.downloader_image, "command": ["/bin/sh", "-c", _DOWNLOAD],
+                 "env": env, "volumeMounts": [{"name": VOLUME, "mountPath": MOUNT_PATH}]}
+    yield {"apiVersion": "batch/v1", "kind": "Job",
+           "metadata": {"name": names.name(cache.name, "download"), "namespace": cache.namespace, "labels": labels},
+           "spec": {"backoffLimit": 6, "template": {
+               "metadata": {"labels": labels},
+               "spec": {"restartPolicy": "OnFailure", "containers": [container],
+                        "volumes": [{"name": VOLUME, "persistentVolumeClaim": {"claimName": pvc_name(cache)}}]}}}}
+
+
+def volume(cache: ModelCache) -> dict:
+    return {"name": VOLUME, "persistentVolumeClaim": {"claimName": pvc_name(cache), "readOnly": True}}
+
+
+def mount() -> dict:
+    return {"name": VOLUME, "mountPath": MOUNT_PATH, "readOnly": True}
+
+
+def needs_model_arg(container: Container) -> bool:
+    """`--model=/mnt/models` goes only to a container that sets no command and no --model."""
+    return not container.command and not any(arg == "--model" or arg.startswith("--model=") for arg in container.args)
+
+
+def default_storage_warning(cache: ModelCache, cluster: InferenceCluster, settings: Settings) -> str | None:
+    if storage_class(cluster, settings):
+        return None
+    return (f"cluster {cluster.name!r} names no spec.cluster.existing.storageClassName, so the cache's volume "
+            "uses the cluster's default StorageClass, which must support ReadWriteMany for every pod of a "
+            "gang to mount it")
+
+
+def unstaged_warnings(workloads: Workloads, staged: dict[tuple[str, str], tuple[str, ...]],
+                      placed: dict[str, set[str]]) -> Iterator[tuple[ModelDeployment, str]]:
+    """(deployment, message) for each cluster a deployment runs on that its cache is not staged on."""
+    for deployment in workloads.deployments:
+        cache = workloads.cache_of(deployment)
+        if cache is None:
+            continue
+        missing = sorted(placed.get(deployment.key, set()) - set(staged[(cache.namespace, cache.name)]))
+        if missing:
+            yield deployment, (f"ModelCache {cache.name!r} is not staged on {', '.join(missing)} (its clusterSelector "
+                               "excludes them), where replicas of this deployment run: their pods cannot mount "
+                               f"{MOUNT_PATH} and stay Pending; widen the cache's clusterSelector")
+

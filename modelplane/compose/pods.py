@@ -1,0 +1,97 @@
+"""The pod template of one member of one engine: built once, used by Deployments and LeaderWorkerSets.
+
+Invariants:
+- The container named `engine` keeps the user's image, command, args and env verbatim; Modelplane
+  only adds, in this order, its own env *ahead* of the user's (so the user's env can read it as
+  `$(NAME)`, and a user variable of the same name replaces Modelplane's), the cache mount and,
+  under the cache's rule, `--model=/mnt/models` after the user's args.
+- Injected env: in a gang, `MODELPLANE_LEADER_ADDRESS` and `MODELPLANE_RANK` (from the
+  `LWS_LEADER_ADDRESS`/`LWS_WORKER_INDEX` that LeaderWorkerSet prepends to every container's env);
+  in a prefill/decode engine, the NIXL side-channel address.
+- Every pod is pinned to its pool (`nodeSelector: modelplane.ai/pool`), tolerates the GPU taint and
+  the deployment's tolerations, and mounts a memory-backed /dev/shm. Serving pods (Standalone,
+  Leader) expose the serving port and are ready when `/health` answers.
+- A pod claims its member's ResourceClaimTemplate only when the member claims devices.
+"""
+
+from __future__ import annotations
+
+from modelplane.api import Engine, Member, Role
+from modelplane.compose import cache, claims, names, prefill_decode
+from modelplane.compose.replica import ReplicaContext, serving_port
+from modelplane.scheduling import MemberPlacement
+
+GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
+"""GKE and EKS taint GPU nodes `nvidia.com/gpu` (NoSchedule) so only GPU workloads land on them."""
+SHM_VOLUME = "dshm"
+
+
+def pod_template(ctx: ReplicaContext, engine: Engine, member: Member, placement: MemberPlacement,
+                 workload: str) -> dict:
+    """The PodTemplateSpec of `member`'s pods (Deployment template, or LWS leader/worker template)."""
+    serving = member.role is not Role.WORKER
+    labels = {**member.template.metadata.labels, **ctx.labels(), **ctx.engine_selector(engine),
+              names.ROLE: member.role.lower()}
+    if serving:
+        labels[names.SERVING] = "true"
+    if ctx.prefill_decode:
+        labels.update(prefill_decode.role_labels(engine))
+    metadata: dict = {"labels": labels}
+    if member.template.metadata.annotations:
+        metadata["annotations"] = dict(member.template.metadata.annotations)
+
+    volumes: list[dict] = [{"name": SHM_VOLUME, "emptyDir": {"medium": "Memory"}}]
+    if ctx.cache is not None:
+        volumes.append(cache.volume(ctx.cache))
+    spec: dict = {"nodeSelector": {names.POOL: placement.pool},
+                  "tolerations": [GPU_TOLERATION, *(t.model_dump(mode="json", by_alias=True, exclude_none=True)
+                                                    for t in ctx.deployment.spec.tolerations)],
+                  "containers": [engine_container(ctx, engine, member, placement, serving)],
+                  "volumes": volumes}
+    if placement.requests:
+        spec["resourceClaims"] = [{"name": claims.POD_CLAIM,
+                                   "resourceClaimTemplateName": claims.template_name(workload, member.role)}]
+    if serving and ctx.prefill_decode and prefill_decode.fronted_by_sidecar(engine):
+        spec["initContainers"] = [prefill_decode.sidecar(ctx.settings, ctx.deployment, engine)]
+    if member.template.spec.image_pull_secrets:
+        spec["imagePullSecrets"] = [{"name": ref.name} for ref in member.template.spec.image_pull_secrets]
+    return {"metadata": metadata, "spec": spec}
+
+
+def engine_container(ctx: ReplicaContext, engine: Engine, member: Member, placement: MemberPlacement,
+                     serving: bool) -> dict:
+    user = member.template.container
+    user_env = [var.model_dump(mode="json", by_alias=True, exclude_none=True) for var in user.env]
+    ours = [var for var in injected_env(ctx, engine) if var["name"] not in {u["name"] for u in user_env}]
+    container: dict = {"name": "engine", "image": user.image}
+    if user.command:
+        container["command"] = list(user.command)
+    args = list(user.args)
+    if ctx.cache is not None and cache.needs_model_arg(user):
+        args.append(cache.MODEL_ARG)
+    if args:
+        container["args"] = args
+    if ours or user_env:
+        container["env"] = [*ours, *user_env]
+    mounts = [{"name": SHM_VOLUME, "mountPath": "/dev/shm"}]
+    if ctx.cache is not None:
+        mounts.append(cache.mount())
+    container["volumeMounts"] = mounts
+    if placement.requests:
+        container["resources"] = {"claims": [{"name": claims.POD_CLAIM}]}
+    if serving:
+        port = serving_port(user)
+        container["ports"] = [{"name": "http", "containerPort": port, "protocol": "TCP"}]
+        container["readinessProbe"] = {"httpGet": {"path": "/health", "port": port},
+                                       "periodSeconds": 10, "failureThreshold": 3}
+    return container
+
+
+def injected_env(ctx: ReplicaContext, engine: Engine) -> list[dict]:
+    env: list[dict] = []
+    if engine.multi_node:
+        env += [{"name": "MODELPLANE_LEADER_ADDRESS", "value": "$(LWS_LEADER_ADDRESS)"},
+                {"name": "MODELPLANE_RANK", "value": "$(LWS_WORKER_INDEX)"}]
+    if ctx.prefill_decode:
+        env += prefill_decode.nixl_env()
+    return env

@@ -1,0 +1,141 @@
+"""`render(manifests, placement)`: what every workload cluster and the fleet gateway must run.
+
+Invariants (the contract the Pulumi layer and `plan --render` rely on):
+- Pure and deterministic: no I/O, no clock, no environment; the same inputs, in any order, give
+  equal `Rendered` values and byte-identical `files()`.
+- Every fleet cluster has an entry in `clusters` and `addons` (possibly no manifests).
+- Every manifest has `apiVersion`, `kind`, `metadata.name` (and `metadata.namespace` when
+  namespaced); `(cluster, apiVersion, kind, namespace, name)` is unique, the fleet gateway's
+  objects counting as objects of the InferenceGateway's cluster.
+- Manifests are sorted by kind in apply order (namespaces and RBAC before what uses them), then
+  namespace, then name.
+- Warnings are `Problem`s with severity warning, pointed at the user's file and line when known.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from modelplane.api import Manifests, Problem, ServingMode
+from modelplane.compose import cache, files, prefill_decode, routing, serving, stack
+from modelplane.compose.findings import Finding, problem
+from modelplane.compose.replica import ReplicaContext
+from modelplane.compose.settings import Settings
+from modelplane.compose.stack import Addon
+from modelplane.compose.workloads import engine_objects
+from modelplane.scheduling import Placement
+
+KIND_ORDER = ("Namespace", "GatewayClass", "Gateway", "Secret", "ServiceAccount", "Role", "RoleBinding", "ConfigMap",
+              "PersistentVolumeClaim", "Job", "ResourceClaimTemplate", "Deployment", "LeaderWorkerSet", "Service",
+              "InferencePool", "Backend", "HTTPRoute")
+
+
+@dataclass(frozen=True)
+class Rendered:
+    clusters: Mapping[str, tuple[dict, ...]]
+    """Workload-cluster name -> the manifests to apply there, sorted."""
+    gateway: tuple[dict, ...]
+    """The fleet gateway's objects, applied on the InferenceGateway's cluster (empty without one)."""
+    addons: Mapping[str, tuple[Addon, ...]]
+    """Cluster name -> its serving stack, in install order."""
+    endpoints: tuple[dict, ...]
+    """The ModelEndpoint of every placed replica (name, labels, url, rewritePath)."""
+    warnings: tuple[Problem, ...]
+
+    def files(self) -> dict[str, str]:
+        """Relative path -> YAML text, sorted by path (see `compose.files` for the layout)."""
+        out: dict[str, str] = {}
+        for cluster, manifests in self.clusters.items():
+            out.update(files.object_files(cluster, manifests))
+            out[f"{cluster}/_stack.yaml"] = files.dump_all(addon.to_dict() for addon in self.addons[cluster])
+        if self.gateway:
+            out.update(files.object_files(files.GATEWAY_DIR, self.gateway))
+        if self.endpoints:
+            out[f"{files.GATEWAY_DIR}/_endpoints.yaml"] = files.dump_all(self.endpoints)
+        return dict(sorted(out.items()))
+
+
+def render(manifests: Manifests, placement: Placement, settings: Settings = Settings(),
+           gateway_addresses: Mapping[str, str] | None = None) -> Rendered:
+    fleet, work = manifests.fleet, manifests.workloads
+    addresses = dict(gateway_addresses or {})
+    contexts = replica_contexts(manifests, placement, settings)
+    findings: list[Finding] = []
+    objects: dict[str, list[dict]] = {cluster.name: [] for cluster in fleet.clusters}
+
+    for ctx in contexts:
+        objects[ctx.cluster] += [stack.namespace(ctx.namespace)]
+        for engine in ctx.deployment.spec.engines:
+            objects[ctx.cluster] += engine_objects(ctx, engine)
+        objects[ctx.cluster] += (prefill_decode.routing_objects(ctx) if ctx.prefill_decode
+                                 else serving.unified_objects(ctx))
+    for deployment in work.deployments:
+        if deployment.spec.serving.mode is ServingMode.PREFILL_DECODE:
+            findings += [Finding(deployment, loc, message, code)
+                         for loc, message, code in prefill_decode.warnings(deployment)]
+
+    staged: dict[tuple[str, str], tuple[str, ...]] = {}
+    for model_cache in work.caches:
+        clusters = cache.staged_clusters(model_cache, fleet, work)
+        staged[(model_cache.namespace, model_cache.name)] = clusters
+        for name in clusters:
+            cluster = fleet.cluster(name)
+            assert cluster is not None, "staged_clusters only names fleet clusters"
+            objects[name] += [stack.namespace(model_cache.namespace), *cache.cache_objects(model_cache, cluster, settings)]
+            message = cache.default_storage_warning(model_cache, cluster, settings)
+            if message:
+                findings.append(Finding(model_cache, ("spec",), message, "cache-default-storage-class"))
+    placed: dict[str, set[str]] = {}
+    for ctx in contexts:
+        placed.setdefault(ctx.deployment.key, set()).add(ctx.cluster)
+    findings += [Finding(deployment, ("spec", "modelCacheRef"), message, "cache-not-staged")
+                 for deployment, message in cache.unstaged_warnings(work, staged, placed)]
+
+    endpoints = [routing.endpoint_view(ctx, addresses.get(ctx.cluster) or routing.address_placeholder(ctx.cluster))
+                 for ctx in contexts]
+    candidates = [*endpoints, *map(routing.user_endpoint_view, work.endpoints)]
+    gateway: list[dict] = []
+    if fleet.gateway is not None:
+        gateway, found = routing.fleet_objects(fleet.gateway, work.services, candidates)
+        findings += found
+        namespaces = sorted({obj["metadata"]["namespace"] for obj in gateway} - {stack.SYSTEM_NAMESPACE})
+        hosted = {key(obj) for obj in objects.get(fleet.gateway.spec.cluster, [])}
+        gateway += [ns for ns in map(stack.namespace, namespaces) if key(ns) not in hosted]
+    else:
+        findings += [Finding(service, ("spec",), "no InferenceGateway is declared, so this service is not published "
+                             "on a fleet gateway; declare one to expose it", "no-fleet-gateway")
+                     for service in work.services]
+
+    return Rendered(
+        clusters={name: unique_sorted(manifests_of) for name, manifests_of in objects.items()},
+        gateway=unique_sorted(gateway),
+        addons={cluster.name: stack.serving_stack(cluster, settings) for cluster in fleet.clusters},
+        endpoints=tuple(endpoints),
+        warnings=tuple(sorted(problem(manifests, finding) for finding in findings)))
+
+
+def replica_contexts(manifests: Manifests, placement: Placement, settings: Settings) -> list[ReplicaContext]:
+    """A context per placed replica, sorted by (deployment, cluster, index)."""
+    work = manifests.workloads
+    contexts = []
+    for replica in sorted(placement.replicas, key=lambda r: r.slot):
+        deployment = work.deployment(replica.deployment)
+        assert deployment is not None and manifests.fleet.cluster(replica.cluster) is not None, (
+            f"placement names {replica.deployment} on {replica.cluster}, which the manifests do not declare")
+        contexts.append(ReplicaContext(deployment, replica, work.cache_of(deployment), settings))
+    return contexts
+
+
+def key(manifest: dict) -> tuple[str, str, str, str]:
+    metadata = manifest["metadata"]
+    return manifest["apiVersion"], manifest["kind"], metadata.get("namespace", ""), metadata["name"]
+
+
+def unique_sorted(manifests: Iterable[dict]) -> tuple[dict, ...]:
+    """One copy of each object (repeats, like a shared Namespace, must be identical), in apply order."""
+    seen: dict[tuple[str, str, str, str], dict] = {}
+    for manifest in manifests:
+        first = seen.setdefault(key(manifest), manifest)
+        assert first == manifest, f"two different manifests named {key(manifest)}"
+    return tuple(sorted(seen.values(), key=lambda m: (KIND_ORDER.index(m["kind"]), key(m)[2], key(m)[3], key(m)[0])))

@@ -1,0 +1,77 @@
+"""One placed replica as the composer sees it: its deployment, placement, cache and names.
+
+A `ReplicaContext` is built once per placed replica and handed to every builder, so each builder
+derives names and labels the same way. The replica's name (`<deployment>-<cluster>-<index>`) is
+the prefix of every object it owns and the path segment of its endpoint (`/<namespace>/<name>/`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from modelplane.api import Engine, Member, ModelCache, ModelDeployment, Role, ServingMode
+from modelplane.api.workload import Container
+from modelplane.compose import names
+from modelplane.compose.settings import Settings
+from modelplane.scheduling import Replica
+
+DEFAULT_PORT = 8000
+# `--port=9000`, `--port 9000`, also inside a `sh -c "... --port=9000 ..."` command string.
+_PORT = re.compile(r"(?:^|\s)--port(?:=|\s+)(\d{1,5})(?=\s|$)")
+
+# A StatefulSet's pods carry `controller-revision-hash: <statefulset>-<10 chars>`, a label value of
+# at most 63 characters; LeaderWorkerSet names its worker StatefulSets `<lws>-<group index>`.
+LWS_NAME_LIMIT = 45
+
+
+def serving_port(container: Container) -> int:
+    """The port the engine serves on: the last `--port` in its command or args, else 8000."""
+    found = [int(match) for part in (*container.command, *container.args) for match in _PORT.findall(part)]
+    return found[-1] if found else DEFAULT_PORT
+
+
+def serving_member(engine: Engine) -> Member:
+    """The member whose pods serve requests: the Standalone pod, or the Leader of a gang."""
+    return next(m for m in engine.members if m.role in (Role.STANDALONE, Role.LEADER))
+
+
+@dataclass(frozen=True)
+class ReplicaContext:
+    deployment: ModelDeployment
+    replica: Replica
+    cache: ModelCache | None
+    settings: Settings
+
+    @property
+    def name(self) -> str:
+        return names.name(self.deployment.name, self.replica.cluster, str(self.replica.index))
+
+    @property
+    def namespace(self) -> str:
+        return self.deployment.namespace
+
+    @property
+    def cluster(self) -> str:
+        return self.replica.cluster
+
+    @property
+    def prefill_decode(self) -> bool:
+        return self.deployment.spec.serving.mode is ServingMode.PREFILL_DECODE
+
+    def labels(self) -> dict[str, str]:
+        return names.replica_labels(self.deployment.name, self.cluster, self.replica.index)
+
+    def metadata(self, name: str, **extra_labels: str) -> dict:
+        """`metadata` of a namespaced object of this replica."""
+        return {"name": name, "namespace": self.namespace, "labels": {**self.labels(), **extra_labels}}
+
+    def workload_name(self, engine: Engine) -> str:
+        """The Deployment/LeaderWorkerSet (and Service) of one engine of this replica."""
+        limit = LWS_NAME_LIMIT if engine.multi_node else names.MAX_NAME
+        return names.name(self.name, engine.name, limit=limit)
+
+    def engine_selector(self, engine: Engine) -> dict[str, str]:
+        """Labels that select the pods of one engine of this replica (and nothing else)."""
+        return {names.DEPLOYMENT: self.deployment.name, names.CLUSTER: self.cluster,
+                names.REPLICA_INDEX: str(self.replica.index), names.ENGINE: engine.name}

@@ -1,0 +1,67 @@
+"""Pinned images and chart versions of what Modelplane installs, each overridable from stack config.
+
+Every default is a real, published artifact; the comment beside it says where the pin was read.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Pins for the serving stack and the images Modelplane adds next to the user's engines.
+
+    The Pulumi layer builds this from stack config, one key per field: the field name in
+    camelCase under the `modelplane` namespace (`modelplane:envoyGatewayVersion`,
+    `modelplane:endpointPickerImage`, ..., `modelplane:eksRwxStorageClass`). A key that is not
+    set keeps the default below.
+    """
+
+    envoy_gateway_version: str = "v1.7.0"
+    """`oci://docker.io/envoyproxy/gateway-helm` (the chart also installs the Gateway API CRDs).
+    v1.7 is the first release that honours per-backendRef hostname rewrites (envoyproxy/gateway#7826),
+    which the fleet routes to external endpoints use."""
+
+    ai_gateway_version: str = "v0.4.0"
+    """`oci://docker.io/envoyproxy/ai-gateway-crds-helm` and `ai-gateway-helm`: the Envoy Gateway
+    extension server that routes HTTPRoute backendRefs of kind InferencePool (prefill/decode).
+    Pin from the Envoy AI Gateway installation guide ("For version 0.4.x ... --version v0.4.0")."""
+
+    inference_extension_version: str = "v1.0.1"
+    """Gateway API Inference Extension release whose `manifests.yaml` installs the InferencePool
+    CRDs (kubernetes-sigs/gateway-api-inference-extension releases; shared/crds/ is v1.0.1)."""
+
+    lws_version: str = "0.9.0"
+    """LeaderWorkerSet chart `lws` at `oci://registry.k8s.io/lws/charts` (kubernetes-sigs/lws; the
+    CRD the manifests are validated against is v0.9.0)."""
+
+    nfd_version: str = "0.18.3"
+    """Node Feature Discovery chart at `oci://registry.k8s.io/nfd/charts` (its README's quick start).
+    The DRA driver's kubelet plugin selects GPU nodes by NFD's `pci-10de.present` label."""
+
+    dra_driver_version: str = "25.12.0"
+    """NVIDIA DRA Driver for GPUs, chart `nvidia-dra-driver-gpu` at https://helm.ngc.nvidia.com/nvidia
+    (NVIDIA GPU Operator docs: "install the NVIDIA DRA Driver for GPUs v25.12.0 and later")."""
+
+    endpoint_picker_image: str = "ghcr.io/llm-d/llm-d-inference-scheduler:v0.3.2"
+    """The endpoint picker with prefill/decode scheduling profiles (llm-d's build of the Gateway API
+    Inference Extension EPP; the upstream EPP image has no prefill/decode plugins). v0.3.x is built
+    on Inference Extension v1.0.x and reads the `inference.networking.k8s.io/v1` InferencePool."""
+
+    pd_sidecar_image: str = "ghcr.io/llm-d/llm-d-routing-sidecar:v0.3.0"
+    """llm-d's prefill/decode routing sidecar in front of the decode engine (llm-d v0.3 release,
+    the same train as the endpoint picker above)."""
+
+    downloader_image: str = "python:3.12-slim"
+    """The ModelCache download Job's image; it installs `huggingface_hub` below and runs `hf download`."""
+
+    huggingface_hub_version: str = "2.4.0"
+    """`huggingface_hub` from PyPI, whose `hf download --revision --local-dir` fills the cache."""
+
+    gke_rwx_storage_class: str = "standard-rwx"
+    """ReadWriteMany StorageClass for ModelCache volumes on GKE clusters (GKE's Filestore CSI class)."""
+
+    eks_rwx_storage_class: str = "efs-sc"
+    """ReadWriteMany StorageClass for ModelCache volumes on EKS clusters (an EFS CSI class the
+    platform team creates; EKS has no built-in ReadWriteMany class)."""

@@ -1,0 +1,154 @@
+"""The serving stack of a workload cluster: the add-ons the Pulumi layer installs before any workload.
+
+`serving_stack(cluster, settings)` lists them in install order (each names what it needs first in
+`depends_on`). Three ways to install an add-on, and how the Pulumi layer does each:
+- `Install.HELM`: a Helm release (`kubernetes.helm.v3.Release`) of `chart_ref` at `version` in
+  `namespace` (created if missing) with `values`. For an OCI `repository` the chart reference is
+  `oci://.../<chart>` and no repository option is passed.
+- `Install.MANIFEST`: a release manifest published at `manifest_url` (`kubernetes.yaml.v2.ConfigFile`),
+  for projects that publish CRDs that way (the Gateway API Inference Extension).
+- `Install.OBJECTS`: the plain manifests in `objects`, registered like workload manifests.
+
+cert-manager is not in the list: no chart here needs it (LeaderWorkerSet generates its webhook
+certificate itself by default, and the DRA driver's webhook is off by default).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from modelplane.api import ClusterSource, InferenceCluster
+from modelplane.compose import names
+from modelplane.compose.settings import Settings
+
+SYSTEM_NAMESPACE = "modelplane-system"
+GATEWAY_CLASS = "modelplane"
+INFERENCE_GATEWAY = "inference"
+"""Each workload cluster's Gateway, where every replica's HTTPRoute attaches."""
+FLEET_GATEWAY = "fleet"
+"""The fleet's front door on the InferenceGateway's cluster, where ModelService routes attach."""
+ENVOY_GATEWAY_CONTROLLER = "gateway.envoyproxy.io/gatewayclass-controller"
+GATEWAY_PORT = 80
+
+_AI_GATEWAY_NAMESPACE = "envoy-ai-gateway-system"
+# GKE installs the NVIDIA driver under this host path, not at the root.
+_GKE_DRIVER_ROOT = "/home/kubernetes/bin/nvidia"
+
+
+class Install(StrEnum):
+    HELM = "helm"
+    MANIFEST = "manifest"
+    OBJECTS = "objects"
+
+
+@dataclass(frozen=True)
+class Addon:
+    """One part of the serving stack; see the module docstring for how each `install` is applied."""
+
+    name: str
+    chart: str
+    repository: str
+    version: str
+    namespace: str
+    values: Mapping[str, Any] = field(default_factory=dict)
+    manifest_url: str = ""
+    objects: tuple[dict, ...] = ()
+    depends_on: tuple[str, ...] = ()
+
+    @property
+    def install(self) -> Install:
+        if self.manifest_url:
+            return Install.MANIFEST
+        return Install.OBJECTS if self.objects else Install.HELM
+
+    @property
+    def chart_ref(self) -> str:
+        return f"{self.repository}/{self.chart}" if self.repository.startswith("oci://") else self.chart
+
+    def to_dict(self) -> dict[str, Any]:
+        """A readable description for `plan --render`."""
+        described: dict[str, Any] = {"name": self.name, "install": str(self.install)}
+        if self.install is Install.HELM:
+            described.update(chart=self.chart_ref, repository=self.repository, version=self.version,
+                             namespace=self.namespace, values=dict(self.values))
+        elif self.install is Install.MANIFEST:
+            described.update(url=self.manifest_url, version=self.version)
+        else:
+            described["objects"] = list(self.objects)
+        if self.depends_on:
+            described["dependsOn"] = list(self.depends_on)
+        return described
+
+
+def serving_stack(cluster: InferenceCluster, settings: Settings) -> tuple[Addon, ...]:
+    inference_crds = Addon(
+        name="gateway-api-inference-extension-crds", chart="", repository="", namespace="",
+        version=settings.inference_extension_version,
+        manifest_url=("https://github.com/kubernetes-sigs/gateway-api-inference-extension/releases/download/"
+                      f"{settings.inference_extension_version}/manifests.yaml"))
+    envoy_gateway = Addon(
+        name="envoy-gateway", chart="gateway-helm", repository="oci://docker.io/envoyproxy",
+        version=settings.envoy_gateway_version, namespace="envoy-gateway-system",
+        values=_envoy_gateway_values(), depends_on=(inference_crds.name,))
+    ai_gateway_crds = Addon(
+        name="envoy-ai-gateway-crds", chart="ai-gateway-crds-helm", repository="oci://docker.io/envoyproxy",
+        version=settings.ai_gateway_version, namespace=_AI_GATEWAY_NAMESPACE)
+    ai_gateway = Addon(
+        name="envoy-ai-gateway", chart="ai-gateway-helm", repository="oci://docker.io/envoyproxy",
+        version=settings.ai_gateway_version, namespace=_AI_GATEWAY_NAMESPACE,
+        depends_on=(ai_gateway_crds.name, envoy_gateway.name))
+    lws = Addon(name="lws", chart="lws", repository="oci://registry.k8s.io/lws/charts",
+                version=settings.lws_version, namespace="lws-system")
+    nfd = Addon(name="node-feature-discovery", chart="node-feature-discovery", repository="oci://registry.k8s.io/nfd/charts",
+                version=settings.nfd_version, namespace="node-feature-discovery")
+    driver_root = _GKE_DRIVER_ROOT if cluster.spec.cluster.source is ClusterSource.GKE else "/"
+    dra = Addon(name="nvidia-dra-driver-gpu", chart="nvidia-dra-driver-gpu", repository="https://helm.ngc.nvidia.com/nvidia",
+                version=settings.dra_driver_version, namespace="nvidia-dra-driver-gpu",
+                values={"nvidiaDriverRoot": driver_root, "gpuResourcesEnabledOverride": True,
+                        "resources": {"gpus": {"enabled": True}, "computeDomains": {"enabled": False}}},
+                depends_on=(nfd.name,))
+    gateway = Addon(name="inference-gateway", chart="", repository="", version="", namespace=SYSTEM_NAMESPACE,
+                    objects=(namespace(SYSTEM_NAMESPACE), gateway_class(), gateway_object(INFERENCE_GATEWAY, GATEWAY_PORT)),
+                    depends_on=(envoy_gateway.name,))
+    return (inference_crds, envoy_gateway, ai_gateway_crds, ai_gateway, lws, nfd, dra, gateway)
+
+
+def _envoy_gateway_values() -> dict[str, Any]:
+    """Envoy Gateway with its `Backend` API on (the fleet routes' backends) and the Envoy AI Gateway
+    controller as extension server for InferencePool backendRefs (the values the Envoy AI Gateway
+    project publishes in manifests/envoy-gateway-values.yaml and its inference-pool add-on)."""
+    every = {"includeAll": True}
+    return {"config": {"envoyGateway": {
+        "gateway": {"controllerName": ENVOY_GATEWAY_CONTROLLER},
+        "provider": {"type": "Kubernetes"},
+        "extensionApis": {"enableBackend": True, "enableEnvoyPatchPolicy": True},
+        "extensionManager": {
+            "backendResources": [{"group": "inference.networking.k8s.io", "kind": "InferencePool", "version": "v1"}],
+            "hooks": {"xdsTranslator": {"translation": {"listener": every, "route": every, "cluster": every,
+                                                        "secret": every},
+                                        "post": ["Translation", "Cluster", "Route"]}},
+            "service": {"fqdn": {"hostname": f"ai-gateway-controller.{_AI_GATEWAY_NAMESPACE}.svc.cluster.local",
+                                 "port": 1063}}}}}}
+
+
+def namespace(name: str) -> dict:
+    return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "labels": names.managed()}}
+
+
+def gateway_class() -> dict:
+    return {"apiVersion": "gateway.networking.k8s.io/v1", "kind": "GatewayClass",
+            "metadata": {"name": GATEWAY_CLASS, "labels": names.managed()},
+            "spec": {"controllerName": ENVOY_GATEWAY_CONTROLLER}}
+
+
+def gateway_object(name: str, port: int, hostname: str | None = None) -> dict:
+    listener: dict[str, Any] = {"name": "http", "protocol": "HTTP", "port": port,
+                                "allowedRoutes": {"namespaces": {"from": "All"}}}
+    if hostname:
+        listener["hostname"] = hostname
+    return {"apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway",
+            "metadata": {"name": name, "namespace": SYSTEM_NAMESPACE, "labels": names.managed()},
+            "spec": {"gatewayClassName": GATEWAY_CLASS, "listeners": [listener]}}

@@ -1,0 +1,40 @@
+"""The workload of each engine of a replica: a Deployment, or a LeaderWorkerSet for a gang.
+
+Invariants:
+- A Standalone engine is an `apps/v1` Deployment with `replicas = copies`.
+- A Leader/Worker engine is a `leaderworkerset.x-k8s.io/v1` LeaderWorkerSet with
+  `replicas = copies`, `size = 1 + worker.nodes`, the leader template from the Leader member and
+  the worker template from the Worker member; a failed pod restarts its whole group.
+- Both use `pods.pod_template`, and each claiming member adds its ResourceClaimTemplate.
+"""
+
+from __future__ import annotations
+
+from modelplane.api import Engine, Role
+from modelplane.compose import claims
+from modelplane.compose.pods import pod_template
+from modelplane.compose.replica import ReplicaContext
+
+
+def engine_objects(ctx: ReplicaContext, engine: Engine) -> list[dict]:
+    """The engine's workload and the claim templates of its claiming members."""
+    workload = ctx.workload_name(engine)
+    placements = ctx.replica.engines[engine.name]
+    members = {member.role: member for member in engine.members}
+    templates = {role: pod_template(ctx, engine, member, placements[role], workload) for role, member in members.items()}
+    objects = [template for role, member in members.items()
+               if (template := claims.claim_template(ctx, workload, role, placements[role])) is not None]
+    metadata = ctx.metadata(workload, **ctx.engine_selector(engine))
+    if engine.multi_node:
+        worker = members[Role.WORKER]
+        objects.append({"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet", "metadata": metadata,
+                        "spec": {"replicas": engine.copies, "startupPolicy": "LeaderCreated",
+                                 "leaderWorkerTemplate": {"size": 1 + worker.pods,
+                                                          "restartPolicy": "RecreateGroupOnPodRestart",
+                                                          "leaderTemplate": templates[Role.LEADER],
+                                                          "workerTemplate": templates[Role.WORKER]}}})
+    else:
+        objects.append({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": metadata,
+                        "spec": {"replicas": engine.copies, "selector": {"matchLabels": ctx.engine_selector(engine)},
+                                 "template": templates[Role.STANDALONE]}})
+    return objects

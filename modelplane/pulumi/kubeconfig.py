@@ -1,0 +1,52 @@
+"""Kubeconfigs for provisioned clusters, using each cloud's exec credential plugin.
+
+The kubeconfig holds no credential: kubectl and the Pulumi kubernetes provider run
+`gke-gcloud-auth-plugin` (GKE) or `aws eks get-token` (EKS) to get a short-lived token, so the
+machine running `pulumi up` needs that tool and cloud credentials. The text is still treated as a
+secret by the components (it names endpoints and certificates). Pure: strings in, a string out;
+JSON is valid YAML, and `json.dumps(..., sort_keys=True)` makes the same inputs give the same bytes.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+_EXEC_API = "client.authentication.k8s.io/v1beta1"
+
+
+def gke_kubeconfig(name: str, endpoint: str, ca_certificate: str) -> str:
+    """A kubeconfig for a GKE cluster at `endpoint` (an IP or host) with its base64 CA certificate."""
+    return _kubeconfig(name, f"https://{endpoint}", ca_certificate, {
+        "apiVersion": _EXEC_API,
+        "command": "gke-gcloud-auth-plugin",
+        "installHint": "Install gke-gcloud-auth-plugin: gcloud components install gke-gcloud-auth-plugin "
+                       "(https://cloud.google.com/kubernetes-engine/docs/how-to/cluster-access-for-kubectl)",
+        "provideClusterInfo": True,
+        "interactiveMode": "Never",
+    })
+
+
+def eks_kubeconfig(name: str, region: str, endpoint: str, ca_certificate: str) -> str:
+    """A kubeconfig for the EKS cluster `name` in `region`, served at `endpoint` (an https URL)."""
+    return _kubeconfig(name, endpoint, ca_certificate, {
+        "apiVersion": _EXEC_API,
+        "command": "aws",
+        "args": ["--region", region, "eks", "get-token", "--cluster-name", name, "--output", "json"],
+        "installHint": "Install the AWS CLI v2 (https://docs.aws.amazon.com/cli/latest/userguide/"
+                       "getting-started-install.html) and configure credentials for this account",
+        "interactiveMode": "Never",
+    })
+
+
+def _kubeconfig(name: str, server: str, ca_certificate: str, exec_: dict[str, Any]) -> str:
+    config = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": name, "cluster": {"server": server, "certificate-authority-data": ca_certificate}}],
+        "users": [{"name": name, "user": {"exec": exec_}}],
+        "contexts": [{"name": name, "context": {"cluster": name, "user": name}}],
+        "current-context": name,
+        "preferences": {},
+    }
+    return json.dumps(config, indent=2, sort_keys=True)

@@ -1,0 +1,168 @@
+"""The fleet's placement as a Pulumi dynamic resource: the previous placement lives in Pulumi state.
+
+DESIGN section 3, exactly:
+- One `FleetPlacement` per fleet. Its inputs are plain data from manifests and config
+  (`{"objects": dump_objects(manifests), "strict": bool}`), never cloud Outputs, never secrets, so
+  they are known at preview.
+- `check(olds, news)` re-validates the objects (`load_objects`; each `Problem` becomes a
+  `CheckFailure(property=field path, reason=message)`), runs `place(fleet, workloads,
+  previous=olds' placement)` and returns the inputs with `placement` added. The engine returns a
+  check()ed resource's inputs as its outputs during preview, so the placement is known there too.
+- `create`/`update` echo the checked inputs; `diff` reports changes and never a replacement (a
+  replacement would re-run check without olds and lose every pin); `delete` is a no-op.
+- Strict mode turns a short deployment into a check failure (an error in preview and up).
+
+The provider is a class of this importable module and holds no state, so dill serializes it by
+reference (`__provider` names `modelplane.pulumi.placement.PlacementProvider`, no code): the
+dynamic-provider process imports modelplane, which must be installed in the project's virtualenv.
+
+Numbers cross the engine as protobuf doubles, so `from_wire` reads integral doubles back as ints;
+the modelplane API has no float fields, so this loses nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, TypedDict
+
+import pulumi
+from pulumi.dynamic import (
+    CheckFailure,
+    CheckResult,
+    CreateResult,
+    DiffResult,
+    Resource,
+    ResourceProvider,
+    UpdateResult,
+)
+from pulumi.output import contains_unknowns
+from pulumi.runtime.rpc import UNKNOWN
+
+from modelplane.api import ManifestErrors, Manifests, Problem, dump_objects, load_objects
+from modelplane.scheduling import Placement, StateError, place
+
+PLACEMENT_ID = "modelplane-placement"
+INPUTS = ("objects", "strict")
+"""The resource's inputs; `placement` is added by check()."""
+STATE = (*INPUTS, "placement")
+
+
+class PlacementUnknownError(Exception):
+    """The placement Output is unknown: registering workloads from it would preview deletions."""
+
+
+def from_wire(value: Any) -> Any:
+    """Plain data as it came through the engine, with integral doubles read back as ints."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, Mapping):
+        return {key: from_wire(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [from_wire(item) for item in value]
+    return value
+
+
+def check_failure(problem: Problem) -> CheckFailure:
+    """A manifest problem as the protocol's own "path + reason" error."""
+    where = f"objects[{problem.line - 1}]" if problem.line else "objects"
+    reason = f"{problem.subject}: {problem.message}" if problem.subject else problem.message
+    return CheckFailure(f"{where}.{problem.path}" if problem.path else where, reason)
+
+
+class PlacementProvider(ResourceProvider):
+    """Runs the scheduler in check(); echoes in create/update; never replaces; deletes nothing."""
+
+    def check(self, olds: dict[str, Any], news: dict[str, Any]) -> CheckResult:
+        inputs = {key: news[key] for key in INPUTS if key in news}
+        if _unknown(inputs.get("objects")) or _unknown(inputs.get("strict")):
+            return CheckResult(inputs, [])  # the placement stays unknown; the program refuses to go on
+        if not isinstance(inputs.get("objects"), list) or not isinstance(inputs.get("strict", False), bool):
+            return CheckResult(inputs, [CheckFailure("objects", "objects must be a list of manifest objects "
+                                                                "and strict a bool")])
+        try:
+            manifests = load_objects(from_wire(inputs["objects"]), source="objects")
+        except ManifestErrors as errors:
+            return CheckResult(inputs, [check_failure(problem) for problem in errors.errors])
+        previous: Placement | None = None
+        if olds.get("placement"):
+            try:
+                previous = Placement.from_json(from_wire(olds["placement"]))
+            except StateError as error:
+                return CheckResult(inputs, [CheckFailure("placement", (
+                    f"the previous placement in the stack's state cannot be read ({error}); "
+                    "fix it with `pulumi stack export`/`import` rather than losing every pin"))])
+        placement = place(manifests.fleet, manifests.workloads, previous)
+        failures = []
+        if inputs.get("strict"):
+            failures = [CheckFailure(f"placement.deployments[{key!r}]",
+                                     f"strict mode: {key} is short ({status.scheduled}/{status.desired} replicas "
+                                     f"scheduled): {'; '.join(status.reasons)}")
+                        for key, status in placement.deployments.items() if status.short]
+        return CheckResult({**inputs, "placement": placement.to_json()}, failures)
+
+    def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
+        changed = [key for key in STATE if from_wire(olds.get(key)) != from_wire(news.get(key))]
+        return DiffResult(changes=bool(changed), replaces=[], stables=[], delete_before_replace=False)
+
+    def create(self, props: dict[str, Any]) -> CreateResult:
+        return CreateResult(PLACEMENT_ID, _echo(props))
+
+    def update(self, _id: str, _olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
+        return UpdateResult(_echo(news))
+
+    def delete(self, _id: str, _props: dict[str, Any]) -> None:
+        """Nothing to delete: the placement exists only in the stack's state."""
+
+
+def _echo(props: Mapping[str, Any]) -> dict[str, Any]:
+    return {key: props[key] for key in STATE if key in props}
+
+
+def _unknown(value: Any) -> bool:
+    if value == UNKNOWN:
+        return True
+    if isinstance(value, Mapping):
+        return any(_unknown(item) for item in value.values())
+    if isinstance(value, (list, tuple)):
+        return any(_unknown(item) for item in value)
+    return False
+
+
+class FleetPlacementArgs(TypedDict):
+    manifests: Manifests
+    """The validated manifests (`modelplane.api.load`); only their plain data enters the state."""
+    strict: bool
+    """True: a deployment with fewer replicas scheduled than desired fails check() (an error).
+    False (the stack default): it is reported with `pulumi.log.warn` and the rest converges."""
+
+
+class FleetPlacement(Resource, module="modelplane", name="Placement"):
+    """Where every replica of the fleet runs, computed by `check()` and kept in state."""
+
+    objects: pulumi.Output[list[Any]]
+    """The manifest objects the placement was computed from."""
+    strict: pulumi.Output[bool]
+    placement: pulumi.Output[dict[str, Any]]
+    """The placement document (`modelplane.scheduling.Placement.to_json()`), known at preview."""
+
+    def __init__(self, name: str, args: FleetPlacementArgs, opts: pulumi.ResourceOptions | None = None):
+        props = {"objects": dump_objects(args["manifests"]), "strict": args["strict"], "placement": None}
+        super().__init__(PlacementProvider(), name, props, opts)
+
+
+UNKNOWN_MESSAGE = (
+    "the fleet placement is unknown at this point, so the workloads cannot be registered from it; "
+    "registering nothing would preview deleting every workload. The placement's inputs must be plain "
+    "data from manifests and config (never cloud outputs or secrets): check that nothing computed by a "
+    "cloud resource flows into FleetPlacement's inputs.")
+
+
+def known_placement(placement: pulumi.Output[dict[str, Any]]) -> pulumi.Output[Placement]:
+    """The placement document, or an error that says why when the Output is unknown (DESIGN section 3)."""
+
+    def read(value: Any) -> Placement:
+        if value is None or contains_unknowns(value):
+            raise PlacementUnknownError(UNKNOWN_MESSAGE)
+        return Placement.from_json(from_wire(value))
+
+    return placement.apply(read, run_with_unknowns=True)

@@ -1,0 +1,65 @@
+"""Offline schema validation of rendered manifests.
+
+Built-in kinds go through `kubernetes_validate.validate(manifest, "1.34", strict=True)` (the
+Kubernetes 1.34 OpenAPI schemas, unknown fields rejected). Custom resources are checked with
+`jsonschema` against the `openAPIV3Schema` of the published CRDs copied into tests/data/crds
+(LeaderWorkerSet v0.9.0, Gateway API v1.5.1 standard, Inference Extension v1.0.1), made strict the
+same way: an object schema that lists properties and does not preserve unknown fields rejects
+others. Envoy Gateway's `Backend` has no published CRD here, so it is not schema-checked.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import kubernetes_validate
+import yaml
+
+CRD_DIR = Path(__file__).resolve().parents[1] / "data" / "crds"
+KUBERNETES_VERSION = "1.34"
+UNCHECKED = {("gateway.envoyproxy.io/v1alpha1", "Backend")}
+
+
+@cache
+def crd_validators() -> dict[tuple[str, str], jsonschema.Draft7Validator]:
+    validators = {}
+    for path in sorted(CRD_DIR.glob("*.yaml")):
+        for document in yaml.load_all(path.read_text(), Loader=yaml.CSafeLoader):
+            if not document or document.get("kind") != "CustomResourceDefinition":
+                continue
+            spec = document["spec"]
+            for version in spec["versions"]:
+                api_version = f"{spec['group']}/{version['name']}"
+                schema = _strict(version["schema"]["openAPIV3Schema"])
+                validators[(api_version, spec["names"]["kind"])] = jsonschema.Draft7Validator(schema)
+    return validators
+
+
+def _strict(schema: Any) -> Any:
+    if isinstance(schema, dict):
+        schema = {key: _strict(value) for key, value in schema.items()}
+        if ("properties" in schema and "additionalProperties" not in schema
+                and not schema.get("x-kubernetes-preserve-unknown-fields")):
+            schema["additionalProperties"] = False
+        return schema
+    if isinstance(schema, list):
+        return [_strict(item) for item in schema]
+    return schema
+
+
+def problems(manifest: dict) -> list[str]:
+    """Why `manifest` does not validate (empty when it does)."""
+    kind = (manifest["apiVersion"], manifest["kind"])
+    if kind in UNCHECKED:
+        return []
+    validator = crd_validators().get(kind)
+    if validator is not None:
+        return [f"{'.'.join(map(str, error.absolute_path))}: {error.message}" for error in validator.iter_errors(manifest)]
+    try:
+        kubernetes_validate.validate(manifest, KUBERNETES_VERSION, strict=True)
+    except kubernetes_validate.ValidationError as error:
+        return [f"{'.'.join(map(str, error.path))}: {error.message}"]
+    return []
