@@ -11,29 +11,40 @@ way Kubernetes does: would the API server admit the selector (``check_selector``
 Modules: ``syntax`` (parse, limits), ``check`` (static types, cost), ``quantity`` and ``semver``
 (the value types), ``library`` (CEL functions), ``device`` (the device view), ``fast`` (closures
 for common shapes), ``reference`` (cel-python's interpreter, budgeted), ``program`` (compile,
-evaluate, memoize). Pure: no Pulumi, no I/O, no printing, no environment.
+evaluate, memoize). Pure: no Pulumi, no printing, no environment, and no I/O beyond reading
+cel-python's packaged grammar once.
 
 Deliberate divergences (what cannot match Kubernetes' CEL exactly, and which way each errs):
-- Extension libraries: only core CEL, ``quantity`` (without ``mul``/``div``/``divInt``) and
-  ``semver`` are declared; Kubernetes' string, list, regex, URL, IP, format libraries, ``cel.bind``,
-  timestamps, durations, ``type()`` and ``bool()``/``bytes()``/``string(bool)`` conversions are
-  rejected at validation. Errs toward rejecting, with a clear error, never toward a wrong match.
-- Cost: the static estimate follows cel-go's shape, not its constants; it rejects what is
-  exponential as Kubernetes does, but may admit a selector Kubernetes would call too complex.
-  At runtime a budget of ``reference.STEP_BUDGET`` node visits (a quarter of a second of
-  cel-python, far less work than Kubernetes' 1,000,000 cost units) ends evaluations Kubernetes
-  might finish: errs toward no match.
+- Declared surface: core CEL, the ``quantity`` library without ``mul``/``div``/``divInt``, and
+  ``semver``. Kubernetes' string, list, regex, URL, IP and format libraries, ``cel.bind``,
+  timestamps, durations, ``type()``, ``bool()``, ``bytes()`` and ``string()`` of a bool are
+  rejected at validation with a clear error. Errs toward rejecting, never toward a wrong match.
+- Cost: the static estimate follows cel-go's shape, not its constants. It rejects what is
+  exponential, as Kubernetes does, but may admit a selector Kubernetes calls too complex (or,
+  rarely, the reverse). At run time a budget of ``reference.STEP_BUDGET`` node visits (a quarter
+  of a second of cel-python, far less work than Kubernetes' 1,000,000 cost units) ends
+  evaluations Kubernetes would finish, such as three nested comprehensions over ten elements.
+  Errs toward no match.
 - Nesting: more than ``syntax.MAX_DEPTH`` parse levels (about 14 nested parentheses, or 150
-  chained ``&&``) is rejected at validation; cel-go allows deeper nesting. Errs toward rejecting.
-- Quantities: a decimal value that would need more than 4096 digits (say ``1e5000`` with 20
-  significant digits) and arithmetic between quantities that far apart are runtime errors;
-  Kubernetes would allocate the digits. Errs toward no match.
-- Inside ``all``/``exists``/``exists_one``/``filter``/``map``, combining a non-bool predicate
-  follows cel-python (Kubernetes reports "no such overload" where cel-python may skip it); the
-  operators ``==``, ``!=``, ``<``-family, ``in``, ``&&``, ``||`` and ``*`` follow cel-go everywhere
-  (see ``library``). Comprehensions are rare in device selectors.
-- Equality of maps and lists holding values of mixed kinds follows the element rule, without
-  cel-go's corner where an error inside a list comparison is skipped. Errs toward an error.
+  chained ``&&``) is rejected at validation; cel-go accepts deeper expressions. Errs toward
+  rejecting.
+- Quantities: a decimal-form value that needs more than 4096 digits, or arithmetic between
+  quantities that far apart, is a runtime error; Kubernetes would compute it with a huge big.Int.
+  Errs toward no match.
+- Comprehensions (``all``, ``exists``, ``exists_one``, ``filter``, ``map``) run in cel-python's
+  own macro code: an error inside ``exists_one``, ``filter`` or ``map`` is not absorbed by an
+  enclosing ``&&``/``||``, and ``filter`` treats a non-bool predicate as false where Kubernetes
+  reports an error. Errs toward no match (once toward a wrong element set inside ``filter``);
+  device selectors rarely use comprehensions. Everything outside them follows cel-go: see
+  ``library`` for the operators that replace cel-python's (equality, ordering, ``in``, ``&&``,
+  ``||``, ``*``, ``[]``) and ``reference`` for comprehension ranges.
+- Equality of lists and maps compares element by element with the same rule; cel-go skips an
+  element whose comparison is an error. Errs toward an error, so no match.
+
+Kubernetes facts this package follows are cited in each module: limits from
+pkg/apis/resource/types.go and validation.go, the device view from
+dynamic-resource-allocation/cel/compile.go, quantities from apimachinery's quantity.go and
+suffix.go, the libraries from apiserver/pkg/cel/library/{quantity,semverlib}.go.
 """
 
 from modelplane.cel.device import Device

@@ -87,10 +87,6 @@ class Device:
         object.__setattr__(self, "defect", defect)
         object.__setattr__(self, "driver_value", StringType(self.driver))
 
-    def read(self, section: str, domain: str, name: str) -> Any:
-        """The CEL value at ``device.<section>[domain].name``, or None when absent."""
-        return self.values.get((section, domain, name))
-
     def has_domain(self, section: str, domain: str) -> bool:
         return domain in self._domains[section]
 

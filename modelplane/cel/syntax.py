@@ -154,7 +154,7 @@ def _parsers() -> tuple[lark.Lark, lark.Lark]:
     return lark.Lark.load(io.BytesIO(pickle.dumps(tables))), with_positions
 
 
-def check_length(text: str) -> None:
+def _check_length(text: str) -> None:
     if len(text.encode()) > MAX_LENGTH_BYTES:
         raise SelectorError(
             f"Too long: may not be more than {MAX_LENGTH_BYTES} bytes (the expression has "
@@ -164,7 +164,7 @@ def check_length(text: str) -> None:
 
 def parse_tree(text: str, *, positions: bool) -> ParseTree:
     """The cel-python parse tree, depth-checked; positions are what cel-python's interpreter needs."""
-    check_length(text)
+    _check_length(text)
     try:
         tree = _parsers()[positions].parse(text)
     except UnexpectedInput as error:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from modelplane.api import ClusterSource, Fleet, InferenceCluster, ModelCache, ModelDeployment, Workloads
+from modelplane.api import ClusterSource, Fleet, InferenceCluster, ModelCache, Workloads
 from modelplane.api.workload import Container
 from modelplane.compose import names
 from modelplane.compose.settings import Settings
@@ -111,24 +111,10 @@ def needs_model_arg(container: Container) -> bool:
     return not container.command and not any(arg == "--model" or arg.startswith("--model=") for arg in container.args)
 
 
-def default_storage_warning(cache: ModelCache, cluster: InferenceCluster, settings: Settings) -> str | None:
+def default_storage_warning(cluster: InferenceCluster, settings: Settings) -> str | None:
     if storage_class(cluster, settings):
         return None
     return (f"cluster {cluster.name!r} names no spec.cluster.existing.storageClassName, so the cache's volume "
             "uses the cluster's default StorageClass, which must support ReadWriteMany for every pod of a "
             "gang to mount it")
-
-
-def unstaged_warnings(workloads: Workloads, staged: dict[tuple[str, str], tuple[str, ...]],
-                      placed: dict[str, set[str]]) -> Iterator[tuple[ModelDeployment, str]]:
-    """(deployment, message) for each cluster a deployment runs on that its cache is not staged on."""
-    for deployment in workloads.deployments:
-        cache = workloads.cache_of(deployment)
-        if cache is None:
-            continue
-        missing = sorted(placed.get(deployment.key, set()) - set(staged[(cache.namespace, cache.name)]))
-        if missing:
-            yield deployment, (f"ModelCache {cache.name!r} is not staged on {', '.join(missing)} (its clusterSelector "
-                               "excludes them), where replicas of this deployment run: their pods cannot mount "
-                               f"{MOUNT_PATH} and stay Pending; widen the cache's clusterSelector")
 

@@ -21,13 +21,29 @@ import yaml
 GATEWAY_DIR = "_gateway"
 
 
+class _Dumper(yaml.SafeDumper):
+    """Writes a value that appears twice in full both times: no `&id001` anchors in a review."""
+
+    def ignore_aliases(self, data: Any) -> bool:
+        return True
+
+
+def _text(dumper: yaml.SafeDumper, data: str) -> yaml.ScalarNode:
+    """Multi-line strings (scripts, embedded configs) as `|` blocks, readable as written."""
+    style = "|" if "\n" in data else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", data, style=style)
+
+
+_Dumper.add_representer(str, _text)
+
+
 def dump(data: Any) -> str:
-    return yaml.safe_dump(data, sort_keys=True, default_flow_style=False, allow_unicode=True, width=120)
+    return yaml.dump(data, Dumper=_Dumper, sort_keys=True, default_flow_style=False, allow_unicode=True, width=120)
 
 
 def dump_all(documents: Iterable[Any]) -> str:
-    return yaml.safe_dump_all(list(documents), sort_keys=True, default_flow_style=False, allow_unicode=True,
-                              width=120, explicit_start=True)
+    return yaml.dump_all(list(documents), Dumper=_Dumper, sort_keys=True, default_flow_style=False,
+                         allow_unicode=True, width=120, explicit_start=True)
 
 
 def object_path(directory: str, manifest: dict) -> str:

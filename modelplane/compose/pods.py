@@ -43,9 +43,9 @@ def pod_template(ctx: ReplicaContext, engine: Engine, member: Member, placement:
     volumes: list[dict] = [{"name": SHM_VOLUME, "emptyDir": {"medium": "Memory"}}]
     if ctx.cache is not None:
         volumes.append(cache.volume(ctx.cache))
+    tolerations = [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in ctx.deployment.spec.tolerations]
     spec: dict = {"nodeSelector": {names.POOL: placement.pool},
-                  "tolerations": [GPU_TOLERATION, *(t.model_dump(mode="json", by_alias=True, exclude_none=True)
-                                                    for t in ctx.deployment.spec.tolerations)],
+                  "tolerations": [dict(GPU_TOLERATION), *tolerations],
                   "containers": [engine_container(ctx, engine, member, placement, serving)],
                   "volumes": volumes}
     if placement.requests:
@@ -62,7 +62,8 @@ def engine_container(ctx: ReplicaContext, engine: Engine, member: Member, placem
                      serving: bool) -> dict:
     user = member.template.container
     user_env = [var.model_dump(mode="json", by_alias=True, exclude_none=True) for var in user.env]
-    ours = [var for var in injected_env(ctx, engine) if var["name"] not in {u["name"] for u in user_env}]
+    user_names = {var["name"] for var in user_env}
+    ours = [var for var in injected_env(ctx, engine) if var["name"] not in user_names]
     container: dict = {"name": "engine", "image": user.image}
     if user.command:
         container["command"] = list(user.command)

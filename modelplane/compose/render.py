@@ -14,6 +14,7 @@ Invariants (the contract the Pulumi layer and `plan --render` rely on):
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
@@ -58,61 +59,64 @@ class Rendered:
 
 def render(manifests: Manifests, placement: Placement, settings: Settings = Settings(),
            gateway_addresses: Mapping[str, str] | None = None) -> Rendered:
-    fleet, work = manifests.fleet, manifests.workloads
-    addresses = dict(gateway_addresses or {})
+    fleet = manifests.fleet
     contexts = replica_contexts(manifests, placement, settings)
-    findings: list[Finding] = []
     objects: dict[str, list[dict]] = {cluster.name: [] for cluster in fleet.clusters}
+    findings = [*replica_objects(contexts, objects), *cache_objects(manifests, settings, objects)]
+    addresses = dict(gateway_addresses or {})
+    endpoints = [routing.endpoint_view(ctx, addresses.get(ctx.cluster) or routing.address_placeholder(ctx.cluster))
+                 for ctx in contexts]
+    gateway, found = fleet_gateway(manifests, endpoints, objects)
+    return Rendered(
+        clusters={name: unique_sorted(manifests_of) for name, manifests_of in objects.items()},
+        gateway=unique_sorted(gateway),
+        addons={cluster.name: stack.serving_stack(cluster, settings) for cluster in fleet.clusters},
+        endpoints=tuple(endpoints),
+        warnings=tuple(sorted(problem(manifests, finding) for finding in (*findings, *found))))
 
+
+def replica_objects(contexts: list[ReplicaContext], objects: dict[str, list[dict]]) -> list[Finding]:
+    """Add each replica's namespace, workloads and serving objects to its cluster's list."""
     for ctx in contexts:
         objects[ctx.cluster] += [stack.namespace(ctx.namespace)]
         for engine in ctx.deployment.spec.engines:
             objects[ctx.cluster] += engine_objects(ctx, engine)
         objects[ctx.cluster] += (prefill_decode.routing_objects(ctx) if ctx.prefill_decode
                                  else serving.unified_objects(ctx))
-    for deployment in work.deployments:
-        if deployment.spec.serving.mode is ServingMode.PREFILL_DECODE:
-            findings += [Finding(deployment, loc, message, code)
-                         for loc, message, code in prefill_decode.warnings(deployment)]
+    deployments = {ctx.deployment.key: ctx.deployment for ctx in contexts}
+    return [Finding(deployment, loc, message, code) for _, deployment in sorted(deployments.items())
+            if deployment.spec.serving.mode is ServingMode.PREFILL_DECODE
+            for loc, message, code in prefill_decode.warnings(deployment)]
 
-    staged: dict[tuple[str, str], tuple[str, ...]] = {}
+
+def cache_objects(manifests: Manifests, settings: Settings, objects: dict[str, list[dict]]) -> list[Finding]:
+    """Add each ModelCache's staging objects to the clusters it is staged on."""
+    fleet, work = manifests.fleet, manifests.workloads
+    findings = []
     for model_cache in work.caches:
-        clusters = cache.staged_clusters(model_cache, fleet, work)
-        staged[(model_cache.namespace, model_cache.name)] = clusters
-        for name in clusters:
+        for name in cache.staged_clusters(model_cache, fleet, work):
             cluster = fleet.cluster(name)
             assert cluster is not None, "staged_clusters only names fleet clusters"
             objects[name] += [stack.namespace(model_cache.namespace), *cache.cache_objects(model_cache, cluster, settings)]
-            message = cache.default_storage_warning(model_cache, cluster, settings)
+            message = cache.default_storage_warning(cluster, settings)
             if message:
                 findings.append(Finding(model_cache, ("spec",), message, "cache-default-storage-class"))
-    placed: dict[str, set[str]] = {}
-    for ctx in contexts:
-        placed.setdefault(ctx.deployment.key, set()).add(ctx.cluster)
-    findings += [Finding(deployment, ("spec", "modelCacheRef"), message, "cache-not-staged")
-                 for deployment, message in cache.unstaged_warnings(work, staged, placed)]
+    return findings
 
-    endpoints = [routing.endpoint_view(ctx, addresses.get(ctx.cluster) or routing.address_placeholder(ctx.cluster))
-                 for ctx in contexts]
+
+def fleet_gateway(manifests: Manifests, endpoints: list[dict],
+                  objects: dict[str, list[dict]]) -> tuple[list[dict], list[Finding]]:
+    """The fleet gateway's objects (with the namespaces its cluster lacks), or a warning per service."""
+    fleet, work = manifests.fleet, manifests.workloads
+    if fleet.gateway is None:
+        return [], [Finding(service, ("spec",), "no InferenceGateway is declared, so this service is not published "
+                            "on a fleet gateway; declare one to expose it", "no-fleet-gateway")
+                    for service in work.services]
     candidates = [*endpoints, *map(routing.user_endpoint_view, work.endpoints)]
-    gateway: list[dict] = []
-    if fleet.gateway is not None:
-        gateway, found = routing.fleet_objects(fleet.gateway, work.services, candidates)
-        findings += found
-        namespaces = sorted({obj["metadata"]["namespace"] for obj in gateway} - {stack.SYSTEM_NAMESPACE})
-        hosted = {key(obj) for obj in objects.get(fleet.gateway.spec.cluster, [])}
-        gateway += [ns for ns in map(stack.namespace, namespaces) if key(ns) not in hosted]
-    else:
-        findings += [Finding(service, ("spec",), "no InferenceGateway is declared, so this service is not published "
-                             "on a fleet gateway; declare one to expose it", "no-fleet-gateway")
-                     for service in work.services]
-
-    return Rendered(
-        clusters={name: unique_sorted(manifests_of) for name, manifests_of in objects.items()},
-        gateway=unique_sorted(gateway),
-        addons={cluster.name: stack.serving_stack(cluster, settings) for cluster in fleet.clusters},
-        endpoints=tuple(endpoints),
-        warnings=tuple(sorted(problem(manifests, finding) for finding in findings)))
+    gateway, findings = routing.fleet_objects(fleet.gateway, work.services, candidates)
+    namespaces = sorted({obj["metadata"]["namespace"] for obj in gateway} - {stack.SYSTEM_NAMESPACE})
+    hosted = {key(obj) for obj in objects[fleet.gateway.spec.cluster]}
+    return [*gateway, *(ns for ns in map(stack.namespace, namespaces) if key(ns) not in hosted)], findings
 
 
 def replica_contexts(manifests: Manifests, placement: Placement, settings: Settings) -> list[ReplicaContext]:
@@ -133,9 +137,12 @@ def key(manifest: dict) -> tuple[str, str, str, str]:
 
 
 def unique_sorted(manifests: Iterable[dict]) -> tuple[dict, ...]:
-    """One copy of each object (repeats, like a shared Namespace, must be identical), in apply order."""
+    """One copy of each object (repeats, like a shared Namespace, must be identical), in apply order.
+
+    Each is a deep copy, so no two returned manifests share a nested dict or list.
+    """
     seen: dict[tuple[str, str, str, str], dict] = {}
     for manifest in manifests:
-        first = seen.setdefault(key(manifest), manifest)
+        first = seen.setdefault(key(manifest), copy.deepcopy(manifest))
         assert first == manifest, f"two different manifests named {key(manifest)}"
     return tuple(sorted(seen.values(), key=lambda m: (KIND_ORDER.index(m["kind"]), key(m)[2], key(m)[3], key(m)[0])))

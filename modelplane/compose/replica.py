@@ -27,7 +27,7 @@ LWS_NAME_LIMIT = 45
 
 def serving_port(container: Container) -> int:
     """The port the engine serves on: the last `--port` in its command or args, else 8000."""
-    found = [int(match) for part in (*container.command, *container.args) for match in _PORT.findall(part)]
+    found = [int(port) for port in _PORT.findall(" ".join((*container.command, *container.args)))]
     return found[-1] if found else DEFAULT_PORT
 
 

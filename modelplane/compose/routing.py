@@ -15,10 +15,10 @@ Invariants:
 - Backends are Envoy Gateway `Backend`s (`gateway.envoyproxy.io/v1alpha1`): one per workload
   cluster gateway a service reaches, one per external endpoint; `ip` for an IP literal, else `fqdn`.
 
-Envoy Gateway applies a URLRewrite per backendRef only for the hostname (envoyproxy/gateway#7826);
-a per-backendRef *path* rewrite is accepted and ignored before v1.8 and refused after
-(envoyproxy/gateway#9095, #9131), because Envoy's weighted clusters have no per-cluster prefix
-rewrite. So the rewrite sits on the rule when every backend shares it, and when paths differ the
+Envoy Gateway applies a URLRewrite per backendRef only for the hostname (envoyproxy/gateway#7826,
+v1.7); a per-backendRef *path* rewrite is accepted and silently ignored (v1.7, envoyproxy/gateway#9095)
+and refused by later releases (#9131), because Envoy's weighted clusters have no per-cluster
+prefix rewrite (envoyproxy/envoy#7668). So the rewrite sits on the rule when every backend shares it, and when paths differ the
 route carries the Gateway API's per-backendRef form and a warning says the fleet gateway must
 support it.
 """

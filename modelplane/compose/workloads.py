@@ -22,7 +22,7 @@ def engine_objects(ctx: ReplicaContext, engine: Engine) -> list[dict]:
     placements = ctx.replica.engines[engine.name]
     members = {member.role: member for member in engine.members}
     templates = {role: pod_template(ctx, engine, member, placements[role], workload) for role, member in members.items()}
-    objects = [template for role, member in members.items()
+    objects = [template for role in members
                if (template := claims.claim_template(ctx, workload, role, placements[role])) is not None]
     metadata = ctx.metadata(workload, **ctx.engine_selector(engine))
     if engine.multi_node:

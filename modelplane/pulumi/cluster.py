@@ -40,7 +40,7 @@ if TYPE_CHECKING:  # the cloud modules are imported only when a cluster of their
 POOL_LABEL = "modelplane.ai/pool"
 GPU_LABEL = "modelplane.ai/gpu"
 RWX_STORAGE_CLASS = "modelplane-rwx"
-"""The ReadWriteMany StorageClass created on provisioned clusters for ModelCache volumes."""
+"""Default name of the ReadWriteMany StorageClass created on GKE/EKS clusters for ModelCache volumes."""
 NVIDIA_GPU_PRESENT = {"nvidia.com/gpu.present": "true"}
 """Where the NVIDIA DRA driver's kubelet plugin runs (its chart's default node affinity)."""
 
@@ -107,13 +107,14 @@ def kubernetes_provider(name: str, cluster: str, kubeconfig: pulumi.Input[str], 
                         opts=ResourceOptions(parent=parent, depends_on=depends_on or []))
 
 
-def rwx_storage_class(name: str, provisioner: str, parameters: Mapping[str, pulumi.Input[str]],
-                      provider: k8s.Provider, parent: pulumi.Resource) -> k8s.storage.v1.StorageClass:
-    """The ReadWriteMany class for ModelCache volumes (`RWX_STORAGE_CLASS`)."""
+def rwx_storage_class(name: str, class_name: str, provisioner: str, parameters: Mapping[str, pulumi.Input[str]],
+                      provider: k8s.Provider, parent: pulumi.Resource,
+                      cluster: pulumi.Resource) -> k8s.storage.v1.StorageClass:
+    """The ReadWriteMany class `class_name` for ModelCache volumes, `deleted_with` its `cluster`."""
     return k8s.storage.v1.StorageClass(
-        f"{name}-rwx", metadata={"name": RWX_STORAGE_CLASS}, provisioner=provisioner, parameters=dict(parameters),
+        f"{name}-rwx", metadata={"name": class_name}, provisioner=provisioner, parameters=dict(parameters),
         reclaim_policy="Delete", volume_binding_mode="Immediate", allow_volume_expansion=True,
-        opts=ResourceOptions(parent=parent, provider=provider))
+        opts=ResourceOptions(parent=parent, provider=provider, deleted_with=cluster))
 
 
 class ExistingClusterArgs(TypedDict):
@@ -159,6 +160,10 @@ class InferenceClusterArgs(TypedDict):
     gcp_project: NotRequired[str | None]
     """GKE clusters only: the project when the manifest names none (stack config `gcp:project`).
     Default: None, which is an error for a GKE cluster whose manifest names no project."""
+    rwx_storage_class: NotRequired[str]
+    """GKE/EKS clusters only: the name of the ReadWriteMany StorageClass to create; it must be the
+    one compose puts in ModelCache volumes (`compose.Settings.gke_rwx_storage_class` /
+    `eks_rwx_storage_class`). Default: `modelplane-rwx`. An Existing cluster's manifest names its own."""
 
 
 class InferenceCluster(pulumi.ComponentResource):
@@ -178,15 +183,17 @@ class InferenceCluster(pulumi.ComponentResource):
         manifest = args["cluster"]
         spec = manifest.spec.cluster
         child = ResourceOptions(parent=self)
+        rwx = args.get("rwx_storage_class", RWX_STORAGE_CLASS)
         built: GkeCluster | EksCluster | ExistingCluster
         if spec.source is ClusterSource.GKE:
             from modelplane.pulumi.gke import GkeCluster, gke_args
 
-            built = GkeCluster(f"{name}-gke", gke_args(manifest, args["fleet"], args.get("gcp_project")), child)
+            gke = gke_args(manifest, args["fleet"], args.get("gcp_project"))
+            built = GkeCluster(f"{name}-gke", {**gke, "storage_class_name": rwx}, child)
         elif spec.source is ClusterSource.EKS:
             from modelplane.pulumi.eks import EksCluster, eks_args
 
-            built = EksCluster(f"{name}-eks", eks_args(manifest, args["fleet"]), child)
+            built = EksCluster(f"{name}-eks", {**eks_args(manifest, args["fleet"]), "storage_class_name": rwx}, child)
         else:
             assert spec.existing is not None, "validated: an Existing cluster has an existing block"
             if "kubeconfig" not in args:

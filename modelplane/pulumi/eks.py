@@ -66,6 +66,8 @@ class EksClusterArgs(TypedDict):
     pools name, sorted."""
     vpc_cidr: NotRequired[str]
     """The VPC's range, split into /20 subnets (public first, then private). Default: 10.20.0.0/16."""
+    storage_class_name: NotRequired[str]
+    """Name of the ReadWriteMany StorageClass created for ModelCache volumes. Default: modelplane-rwx."""
     system_instance_type: NotRequired[str]
     """Instance type of the system node group (2 nodes, 1-3). Default: m6i.large."""
 
@@ -90,8 +92,8 @@ class EksCluster(pulumi.ComponentResource):
     """Kubeconfig using the `aws eks get-token` exec flow; secret."""
     provider: k8s.Provider
     """The cluster's Kubernetes provider (stable `cluster_identifier`)."""
-    storage_class_name: str | None
-    """The ReadWriteMany StorageClass on EFS (`modelplane-rwx`)."""
+    storage_class_name: str
+    """The ReadWriteMany StorageClass on EFS (access-point provisioning)."""
     anchor: pulumi.Resource
     """The EKS cluster: the fleet's workloads on it are `deleted_with` it."""
     cluster: aws.eks.Cluster
@@ -100,6 +102,7 @@ class EksCluster(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: EksClusterArgs, opts: ResourceOptions | None = None):
         super().__init__("modelplane:index:EksCluster", name, {}, opts)
+        self.storage_class_name = args.get("storage_class_name", RWX_STORAGE_CLASS)
         zones = sorted(args.get("zones") or {zone for pool in args["pools"] for zone in pool["zones"]})
         if len(zones) < 2:
             raise ValueError(f"EKS cluster {args['name']}: EKS needs subnets in at least two availability zones; "
@@ -130,9 +133,9 @@ class EksCluster(pulumi.ComponentResource):
         self.kubeconfig = pulumi.Output.secret(pulumi.Output.all(endpoint, ca).apply(
             lambda values: eks_kubeconfig(args["name"], args["region"], values[0], values[1])))
         self.provider = kubernetes_provider(name, args["name"], self.kubeconfig, self, depends_on=[system])
-        rwx_storage_class(name, "efs.csi.aws.com", {"provisioningMode": "efs-ap", "fileSystemId": file_system.id,
-                                                    "directoryPerms": "700"}, self.provider, self)
-        self.storage_class_name = RWX_STORAGE_CLASS
+        rwx_storage_class(name, self.storage_class_name, "efs.csi.aws.com",
+                          {"provisioningMode": "efs-ap", "fileSystemId": file_system.id, "directoryPerms": "700"},
+                          self.provider, self, self.cluster)
         self.anchor = self.cluster
         self.register_outputs({"kubeconfig": self.kubeconfig, "endpoint": endpoint})
 

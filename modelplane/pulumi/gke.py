@@ -71,6 +71,8 @@ class GkeClusterArgs(TypedDict):
     Default: standard."""
     subnet_cidr: NotRequired[str]
     """Primary range of the nodes' subnet. Default: 10.10.0.0/20 (pods 10.16.0.0/14, services 10.20.0.0/20)."""
+    storage_class_name: NotRequired[str]
+    """Name of the ReadWriteMany StorageClass created for ModelCache volumes. Default: modelplane-rwx."""
     driver_installer: NotRequired[str | None]
     """URL of the NVIDIA driver-installer DaemonSet manifest applied to the cluster; pin it to a
     commit for reproducible installs. Default: GKE's COS installer (`DRIVER_INSTALLER`). None: do not
@@ -96,8 +98,8 @@ class GkeCluster(pulumi.ComponentResource):
     """Kubeconfig using the gke-gcloud-auth-plugin exec flow; secret."""
     provider: k8s.Provider
     """The cluster's Kubernetes provider (stable `cluster_identifier`)."""
-    storage_class_name: str | None
-    """The ReadWriteMany StorageClass on Filestore (`modelplane-rwx`)."""
+    storage_class_name: str
+    """The ReadWriteMany StorageClass on Filestore, on the cluster's own network."""
     anchor: pulumi.Resource
     """The GKE cluster: the fleet's workloads on it are `deleted_with` it."""
     cluster: gcp.container.Cluster
@@ -107,6 +109,7 @@ class GkeCluster(pulumi.ComponentResource):
     def __init__(self, name: str, args: GkeClusterArgs, opts: ResourceOptions | None = None):
         super().__init__("modelplane:index:GkeCluster", name, {}, opts)
         project, region = args["project"], args["region"]
+        self.storage_class_name = args.get("storage_class_name", RWX_STORAGE_CLASS)
         child = ResourceOptions(parent=self)
         network = gcp.compute.Network(f"{name}-network", project=project, auto_create_subnetworks=False, opts=child)
         subnet = gcp.compute.Subnetwork(
@@ -137,14 +140,13 @@ class GkeCluster(pulumi.ComponentResource):
         self.kubeconfig = pulumi.Output.secret(pulumi.Output.all(endpoint, ca).apply(
             lambda values: gke_kubeconfig(args["name"], values[0], values[1])))
         self.provider = kubernetes_provider(name, args["name"], self.kubeconfig, self, depends_on=[system])
-        rwx_storage_class(name, "filestore.csi.storage.gke.io",
+        rwx_storage_class(name, self.storage_class_name, "filestore.csi.storage.gke.io",
                           {"tier": args.get("filestore_tier", "standard"), "network": network.name},
-                          self.provider, self)
+                          self.provider, self, self.cluster)
         installer = args.get("driver_installer", DRIVER_INSTALLER)
         if installer:
             k8s.yaml.v2.ConfigFile(f"{name}-nvidia-driver", file=installer,
-                                   opts=ResourceOptions(parent=self, provider=self.provider))
-        self.storage_class_name = RWX_STORAGE_CLASS
+                                   opts=ResourceOptions(parent=self, provider=self.provider, deleted_with=self.cluster))
         self.anchor = self.cluster
         self.register_outputs({"kubeconfig": self.kubeconfig, "endpoint": endpoint})
 

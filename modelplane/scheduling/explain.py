@@ -109,7 +109,7 @@ def _verdict(run: Run, deployment: ModelDeployment, cluster: ClusterView, indice
         option = options.choose(trial)
         if option is None:
             reasons = (*options.misses, *capacity_reasons(options, trial, run.ledger.holders))
-            return ClusterVerdict(cluster.name, indices, tuple(sorted(reasons, key=lambda r: (r.where, r.phrase))))
+            return ClusterVerdict(cluster.name, indices, tuple(sorted(reasons, key=lambda r: (r.pool or "", r.phrase))))
         for pool, nodes in option.needs().items():
             trial.add(pool, nodes)
         used.append(f"{engine.name}: {'+'.join(sorted({m.pool.name for m in option.members}))}")
@@ -117,11 +117,12 @@ def _verdict(run: Run, deployment: ModelDeployment, cluster: ClusterView, indice
 
 
 def _distinct(reasons: tuple[Reason, ...]) -> list[Reason]:
-    """One reason per (where, phrase): two split options short on the same pool say it once."""
-    seen: set[tuple[str, str]] = set()
+    """One reason per (pool, phrase): two split options short on the same pool say it once."""
+    seen: set[tuple[str | None, str]] = set()
     out: list[Reason] = []
     for reason in reasons:
-        if (reason.where, reason.phrase) not in seen:
-            seen.add((reason.where, reason.phrase))
+        key = (reason.pool, reason.phrase)
+        if key not in seen:
+            seen.add(key)
             out.append(reason)
     return out

@@ -15,6 +15,7 @@ the `SelectorEvaluator` per (expression, device).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from modelplane.api import Claim, DeviceRequest
 from modelplane.api.workload import NodeSelector
@@ -138,8 +139,7 @@ class Matcher:
         return None if best is None else best[1:]
 
 
-@dataclass(frozen=True)
-class Miss:
+class Miss(NamedTuple):
     """A memoized class-level miss; `at(pool)` makes the Reason for one pool."""
 
     code: Code

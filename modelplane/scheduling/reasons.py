@@ -11,8 +11,8 @@ how the closest near-miss is chosen.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import StrEnum
+from typing import NamedTuple
 
 
 class Code(StrEnum):
@@ -38,8 +38,10 @@ _STAGE = {
 }
 
 
-@dataclass(frozen=True, order=True)
-class Reason:
+class Reason(NamedTuple):
+    """A tuple, not a dataclass: explain builds one per (deployment, pool) that cannot host a
+    replica, so construction must be cheap."""
+
     code: Code
     phrase: str
     cluster: str

@@ -7,6 +7,9 @@ share its evaluation, and a selector whose reads are not static paths is evaluat
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 
 from modelplane.cel import Device, SelectorError, SelectorEvaluator
@@ -70,3 +73,9 @@ def test_true_and_false_are_cached_per_expression() -> None:
     assert evaluator.evaluate("true", device).matched
     assert not evaluator.evaluate("false", device).matched
     assert (evaluator.compilations, evaluator.evaluations) == (2, 2)
+
+
+def test_the_package_imports_no_pulumi() -> None:
+    # DESIGN.md "What not to do": the core never imports Pulumi.
+    code = "import sys, modelplane.cel; sys.exit('pulumi' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0

@@ -126,3 +126,14 @@ def test_the_strict_crd_check_rejects_an_unknown_field() -> None:
     broken = {**route, "spec": {**route["spec"], "rules": [{**route["spec"]["rules"][0], "retries": 3}]}}
     assert problems(route) == []
     assert problems(broken) != []
+
+
+def test_each_file_reads_back_as_exactly_the_rendered_manifest() -> None:
+    rendered = rendered_example("multi-cloud")
+    files = rendered.files()
+    for cluster, manifests in rendered.clusters.items():
+        for manifest in manifests:
+            path = f"{cluster}/{manifest['metadata'].get('namespace', '_cluster')}/{manifest['kind'].lower()}-" \
+                   f"{manifest['metadata']['name']}.yaml"
+            assert yaml.safe_load(files[path]) == manifest
+    assert list(yaml.safe_load_all(files["_gateway/_endpoints.yaml"])) == list(rendered.endpoints)

@@ -1,0 +1,96 @@
+"""Stack config -> `ModelplaneArgs`: the only place the program reads configuration.
+
+Keys (namespace `modelplane` unless noted):
+- `manifests` (required): list of manifest files/directories, relative to the project directory.
+- `strict`: true makes an unschedulable deployment an error. Default false.
+- one key per `compose.Settings` field, camelCase (`envoyGatewayVersion`, `lwsVersion`,
+  `endpointPickerImage`, `gkeRwxStorageClass`, ...): overrides that pin. Unset keys keep
+  `fleet.DEFAULT_SETTINGS`.
+- `secrets` (secret, set with `--path`): `secrets.<namespace>.<secret>.<key>` is the value of a
+  Secret compose delivers, e.g. a ModelCache's Hugging Face token:
+  `pulumi config set --secret --path 'modelplane:secrets.ml-team.hf-token.HF_TOKEN' hf_...`.
+- each Existing cluster's kubeconfig, from the secret key its manifest names
+  (`spec.cluster.existing.kubeconfig`; `onpremKubeconfig` means `modelplane:onpremKubeconfig`).
+- `gcp:project`: the project of GKE clusters whose manifest names none. EKS clusters use the region
+  their manifest names, with the standard AWS credential chain; `aws:region` configures the default
+  AWS provider only.
+Secret values are wrapped in secret Outputs as they are read; manifests never hold them (they name
+config keys), so nothing secret reaches the placement's inputs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import fields, replace
+from pathlib import Path
+from typing import Any
+
+import pulumi
+from pydantic.alias_generators import to_camel
+
+from modelplane.api import ClusterSource, ManifestErrors, Manifests, load
+from modelplane.compose import Settings
+from modelplane.pulumi.fleet import DEFAULT_SETTINGS, ModelplaneArgs, SecretKey
+
+NAMESPACE = "modelplane"
+
+
+def read_stack_config(project_dir: Path) -> ModelplaneArgs:
+    """Everything `Modelplane` needs, from the stack's config; manifest errors end the run cleanly."""
+    config = pulumi.Config(NAMESPACE)
+    manifests = load_manifests(project_dir, config.require_object("manifests"))
+    return {"manifests": manifests, "strict": config.get_bool("strict") or False,
+            "settings": settings(config), "kubeconfigs": kubeconfigs(manifests),
+            "secrets": secrets(config.get_object("secrets") or {}),
+            "gcp_project": pulumi.Config("gcp").get("project")}
+
+
+def load_manifests(project_dir: Path, paths: Any) -> Manifests:
+    if isinstance(paths, str):
+        paths = [paths]
+    if not isinstance(paths, list) or not all(isinstance(path, str) for path in paths):
+        raise pulumi.RunError("modelplane:manifests must be a list of manifest files or directories, e.g. "
+                              "pulumi config set --path 'modelplane:manifests[0]' examples/multi-cloud")
+    try:
+        manifests = load([project_dir / path for path in paths])
+    except ManifestErrors as errors:
+        for warning in errors.warnings:
+            pulumi.log.warn(str(warning))
+        raise pulumi.RunError(f"{len(errors.errors)} error(s) in the manifests:\n"
+                              + "\n".join(str(problem) for problem in errors.errors)) from None
+    for warning in manifests.warnings:
+        pulumi.log.warn(str(warning))
+    return manifests
+
+
+def settings(config: pulumi.Config) -> Settings:
+    """`DEFAULT_SETTINGS` with every `compose.Settings` field set in config overridden."""
+    overrides = {field.name: value for field in fields(Settings)
+                 if (value := config.get(to_camel(field.name))) is not None}
+    return replace(DEFAULT_SETTINGS, **overrides)
+
+
+def kubeconfigs(manifests: Manifests) -> dict[str, pulumi.Output[str]]:
+    """Existing cluster -> its kubeconfig from the secret config key its manifest names."""
+    found: dict[str, pulumi.Output[str]] = {}
+    for cluster in manifests.fleet.clusters:
+        existing = cluster.spec.cluster.existing
+        if cluster.spec.cluster.source is ClusterSource.EXISTING and existing is not None:
+            namespace, _, key = existing.kubeconfig.rpartition(":")
+            found[cluster.name] = pulumi.Config(namespace or NAMESPACE).require_secret(key)
+    return found
+
+
+def secrets(tree: Mapping[str, Any]) -> dict[SecretKey, pulumi.Output[str]]:
+    """`{namespace: {secret: {key: value}}}` -> (namespace, secret, key) -> secret Output."""
+    found: dict[SecretKey, pulumi.Output[str]] = {}
+    shape = "modelplane:secrets must map namespace -> Secret name -> key -> value (set it with --path)"
+    if not isinstance(tree, Mapping):
+        raise pulumi.RunError(shape)
+    for namespace, by_name in tree.items():
+        if not isinstance(by_name, Mapping) or not all(isinstance(keys, Mapping) for keys in by_name.values()):
+            raise pulumi.RunError(shape)
+        for name, by_key in by_name.items():
+            for key, value in by_key.items():
+                found[(namespace, name, key)] = pulumi.Output.secret(str(value))
+    return found

@@ -1,0 +1,134 @@
+"""`Modelplane`: the whole fleet from loaded manifests, the component `__main__.py` hands off to.
+
+Order of work (DESIGN section 2, one direction):
+1. an `InferenceCluster` per cluster (GKE/EKS/Existing) -> kubeconfig, provider, RWX class;
+2. a `ServingStack` per cluster (compose's add-ons; they do not depend on the placement);
+3. the `InferenceGateway` on the cluster the InferenceGateway manifest names;
+4. the `FleetPlacement` dynamic resource: check() places every replica, sticky across runs;
+5. from the known placement (fails loudly when unknown): compose renders, and
+   `workloads.register_placed` registers every workload and fleet route; unschedulable deployments
+   and compose's findings are `pulumi.log.warn`ings.
+Stack outputs come from the attributes: `placement_summary` (where each replica runs),
+`service_urls`, `gateway_addresses` (each cluster's inference Gateway).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any, NotRequired, TypedDict
+
+import pulumi
+from pulumi import ResourceOptions
+
+from modelplane.api import Manifests
+from modelplane.compose import Settings, render, secret_placeholder
+from modelplane.compose.cache import storage_class
+from modelplane.compose.stack import serving_stack
+from modelplane.pulumi.cluster import RWX_STORAGE_CLASS, InferenceCluster
+from modelplane.pulumi.gateway import InferenceGateway
+from modelplane.pulumi.names import cluster_name
+from modelplane.pulumi.placement import FleetPlacement, known_placement
+from modelplane.pulumi.serving import ServingStack
+from modelplane.pulumi.workloads import Target, register_placed
+from modelplane.report import where
+from modelplane.scheduling import Placement
+
+DEFAULT_SETTINGS = replace(Settings(), gke_rwx_storage_class=RWX_STORAGE_CLASS)
+"""compose's pins, except the GKE ReadWriteMany class: GKE's built-in `standard-rwx` provisions
+Filestore on the project's `default` network, which the cluster's own VPC cannot reach, so GKE
+clusters get a `modelplane-rwx` class on their network instead."""
+
+SecretKey = tuple[str, str, str]
+"""(namespace, Secret name, key) of a Secret compose delivers (e.g. a ModelCache's authSecret)."""
+
+
+class ModelplaneArgs(TypedDict):
+    manifests: Manifests
+    """The validated fleet and workloads (`modelplane.api.load`)."""
+    strict: NotRequired[bool]
+    """True: an unschedulable deployment is an error. Default: False (a warning; the rest converges)."""
+    settings: NotRequired[Settings]
+    """Pinned images and chart versions of the serving stack. Default: `DEFAULT_SETTINGS`."""
+    kubeconfigs: NotRequired[Mapping[str, pulumi.Input[str]]]
+    """Existing cluster name -> its kubeconfig (secret). Required for every Existing cluster."""
+    secrets: NotRequired[Mapping[SecretKey, pulumi.Input[str]]]
+    """Values of the Secrets compose delivers; one without a value is not managed (a warning).
+    Default: none."""
+    gcp_project: NotRequired[str | None]
+    """Project of GKE clusters whose manifest names none (stack config `gcp:project`)."""
+
+
+class Modelplane(pulumi.ComponentResource):
+    """GPU clusters across clouds, their serving stacks, the placement, the workloads and the fleet routing."""
+
+    clusters: dict[str, InferenceCluster]
+    serving_stacks: dict[str, ServingStack]
+    gateway: InferenceGateway | None
+    """The fleet gateway, when the manifests declare an InferenceGateway."""
+    placement: FleetPlacement
+    placement_summary: pulumi.Output[dict[str, Any]]
+    """Deployment -> `{"scheduled": "2/2", "replicas": ["cluster#index (engine: pool)", ...]}`."""
+    service_urls: pulumi.Output[dict[str, str]]
+    """ModelService `namespace/name` -> its URL on the fleet gateway (empty without a gateway)."""
+    gateway_addresses: pulumi.Output[dict[str, str]]
+    """Cluster -> the external address of its inference Gateway."""
+
+    def __init__(self, name: str, args: ModelplaneArgs, opts: ResourceOptions | None = None):
+        super().__init__("modelplane:index:Modelplane", name, {}, opts)
+        manifests = args["manifests"]
+        settings = args.get("settings", DEFAULT_SETTINGS)
+        kubeconfigs = args.get("kubeconfigs", {})
+        fleet = manifests.fleet
+        child = ResourceOptions(parent=self)
+
+        self.clusters, self.serving_stacks = {}, {}
+        for cluster in fleet.clusters:
+            built = InferenceCluster(cluster.name, {
+                "cluster": cluster, "fleet": fleet, "gcp_project": args.get("gcp_project"),
+                "rwx_storage_class": storage_class(cluster, settings) or RWX_STORAGE_CLASS,
+                **({"kubeconfig": kubeconfigs[cluster.name]} if cluster.name in kubeconfigs else {})}, child)
+            self.clusters[cluster.name] = built
+            self.serving_stacks[cluster.name] = ServingStack(cluster_name(cluster.name, "serving"), {
+                "cluster": cluster.name, "addons": serving_stack(cluster, settings), "provider": built.provider,
+                "anchor": built.anchor}, child)
+        self.gateway = None
+        gateway_cluster = fleet.gateway.spec.cluster if fleet.gateway else None
+        if fleet.gateway is not None and gateway_cluster is not None:
+            self.gateway = InferenceGateway(f"{name}-gateway", {
+                "gateway": fleet.gateway, "services": manifests.workloads.services,
+                "provider": self.clusters[gateway_cluster].provider, "anchor": self.clusters[gateway_cluster].anchor,
+                "after": [self.serving_stacks[gateway_cluster]]}, child)
+
+        self.placement = FleetPlacement(f"{name}-placement", {"manifests": manifests,
+                                                              "strict": args.get("strict", False)}, child)
+        targets = {cluster: Target(built.provider, self.serving_stacks[cluster], built.anchor,
+                                   self.serving_stacks[cluster].gateway_address)
+                   for cluster, built in self.clusters.items()}
+        secrets = {secret_placeholder(*key): pulumi.Output.secret(value)
+                   for key, value in args.get("secrets", {}).items()}
+
+        def converge(placement: Placement) -> dict[str, Any]:
+            rendered = render(manifests, placement, settings)
+            for warning in rendered.warnings:
+                pulumi.log.warn(str(warning), self)
+            for key, status in placement.deployments.items():
+                if status.short:
+                    pulumi.log.warn(f"{key}: {status.scheduled}/{status.desired} replicas scheduled\n"
+                                    + "\n".join(status.reasons), self)
+            register_placed(rendered, targets, self.gateway, gateway_cluster, secrets, self)
+            return summary(placement)
+
+        self.placement_summary = known_placement(self.placement.placement).apply(converge)
+        self.service_urls = self.gateway.urls if self.gateway else pulumi.Output.from_input({})
+        self.gateway_addresses = pulumi.Output.all(
+            **{cluster: stack.gateway_address for cluster, stack in self.serving_stacks.items()})
+        self.register_outputs({"placement": self.placement_summary, "serviceUrls": self.service_urls,
+                               "gatewayAddresses": self.gateway_addresses})
+
+
+def summary(placement: Placement) -> dict[str, Any]:
+    """Where each replica runs: what `modelplane plan` prints, as a stack output."""
+    return {key: {"scheduled": f"{status.scheduled}/{status.desired}",
+                  "replicas": [where(replica) for replica in placement.replicas_of(key)]}
+            for key, status in placement.deployments.items()}

@@ -1,0 +1,63 @@
+"""The fleet gateway: one OpenAI-compatible front door on the cluster the InferenceGateway names.
+
+The component registers the fleet `Gateway` (compose's object, on the gateway cluster's provider,
+after that cluster's serving stack) and exposes its address and each ModelService's URL:
+`http://<hostname or address>[:port]/<namespace>/<service>/`, under which the OpenAI paths
+(`/v1/chat/completions`, `/v1/models`, ...) pass through. The ModelService routes (HTTPRoutes and
+Envoy Gateway Backends) depend on the placement, so `workloads.register_placed` registers them as
+children of this component. A service whose selectors match no endpoint keeps its URL but answers
+404 until one does (compose warns about it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import NotRequired, TypedDict
+
+import pulumi
+import pulumi_kubernetes as k8s
+from pulumi import ResourceOptions
+
+from modelplane.api import InferenceGateway as GatewayManifest
+from modelplane.api import ModelService
+from modelplane.compose.serving import replica_path
+from modelplane.compose.stack import FLEET_GATEWAY, gateway_object
+from modelplane.pulumi.kube import GatewayObject
+from modelplane.pulumi.names import manifest_name
+
+
+class InferenceGatewayArgs(TypedDict):
+    gateway: GatewayManifest
+    """The validated InferenceGateway manifest (cluster, port, optional hostname)."""
+    services: Sequence[ModelService]
+    """The fleet's ModelServices, each published at `/<namespace>/<name>/`."""
+    provider: k8s.Provider
+    """The Kubernetes provider of the cluster the gateway runs on."""
+    after: Sequence[pulumi.Resource]
+    """What must exist first: that cluster's serving stack (Envoy Gateway and its GatewayClass)."""
+    anchor: NotRequired[pulumi.Resource | None]
+    """What the gateway's resources are `deleted_with` (its cluster). Default: None."""
+
+
+class InferenceGateway(pulumi.ComponentResource):
+    """The fleet's front door and the URL of every ModelService."""
+
+    address: pulumi.Output[str]
+    """The fleet Gateway's external address (IP or host name)."""
+    urls: pulumi.Output[dict[str, str]]
+    """ModelService `namespace/name` -> its URL on the fleet gateway."""
+    gateway: GatewayObject
+    """The fleet Gateway resource (ModelService routes attach to it)."""
+
+    def __init__(self, name: str, args: InferenceGatewayArgs, opts: ResourceOptions | None = None):
+        super().__init__("modelplane:index:InferenceGateway", name, {}, opts)
+        spec = args["gateway"].spec
+        manifest = gateway_object(FLEET_GATEWAY, spec.port, spec.hostname)
+        self.gateway = GatewayObject(manifest_name(spec.cluster, manifest), manifest, ResourceOptions(
+            parent=self, provider=args["provider"], depends_on=list(args["after"]), deleted_with=args.get("anchor")))
+        self.address = self.gateway.address()
+        port = "" if spec.port == 80 else f":{spec.port}"
+        paths = {f"{s.namespace}/{s.name}": replica_path(s.namespace, s.name) for s in args["services"]}
+        host = pulumi.Output.from_input(spec.hostname) if spec.hostname else self.address
+        self.urls = host.apply(lambda at: {key: f"http://{at}{port}{path}" for key, path in sorted(paths.items())})
+        self.register_outputs({"address": self.address, "urls": self.urls})

@@ -1,0 +1,80 @@
+"""The serving stack of one workload cluster: compose's add-ons, installed before any workload.
+
+Each `compose.Addon` becomes, by its `install`:
+- HELM: a `kubernetes.helm.v3.Release` of the pinned chart version, named after the add-on (so the
+  release name is stable), in its namespace (created if missing), with its values; an OCI chart is
+  referenced as `oci://.../<chart>`, an HTTP repository through `repository_opts`.
+- MANIFEST: a `kubernetes.yaml.v2.ConfigFile` of the release manifest URL (CRDs published that way).
+- OBJECTS: the plain manifests, through `kube.kubernetes_object` (this is how the cluster's
+  inference Gateway is created).
+Add-ons are registered in compose's order and each depends on the add-ons it names in `depends_on`.
+The inference Gateway's address (an IP on GKE, a host name on EKS) is the `gateway_address` output,
+which the fleet gateway routes to.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import NotRequired, TypedDict
+
+import pulumi
+import pulumi_kubernetes as k8s
+from pulumi import ResourceOptions
+
+from modelplane.compose import Addon, Install
+from modelplane.compose.stack import INFERENCE_GATEWAY
+from modelplane.pulumi.kube import GatewayObject, kubernetes_object
+from modelplane.pulumi.names import manifest_name
+
+
+class ServingStackArgs(TypedDict):
+    cluster: str
+    """The workload cluster's name (resource names start with it)."""
+    addons: Sequence[Addon]
+    """The cluster's serving stack, in install order (`compose.Rendered.addons[cluster]`)."""
+    provider: k8s.Provider
+    """The cluster's Kubernetes provider."""
+    anchor: NotRequired[pulumi.Resource | None]
+    """What the stack's resources are `deleted_with` (the cluster: deleting a cluster does not try to
+    uninstall its add-ons first). Default: None."""
+
+
+class ServingStack(pulumi.ComponentResource):
+    """Helm releases, CRD manifests and the inference Gateway that every workload on a cluster needs."""
+
+    gateway_address: pulumi.Output[str]
+    """The external address (IP or host name) of the cluster's inference Gateway."""
+    installed: dict[str, pulumi.Resource]
+    """Each add-on's resource (the Helm release, the ConfigFile, or the last of its objects), by name."""
+
+    def __init__(self, name: str, args: ServingStackArgs, opts: ResourceOptions | None = None):
+        super().__init__("modelplane:index:ServingStack", name, {}, opts)
+        self.installed = {}
+        gateway: GatewayObject | None = None
+        for addon in args["addons"]:
+            after = [self.installed[dependency] for dependency in addon.depends_on]
+            options = ResourceOptions(parent=self, provider=args["provider"], depends_on=after,
+                                      deleted_with=args.get("anchor"))
+            if addon.install is Install.HELM:
+                self.installed[addon.name] = self._release(name, addon, options)
+            elif addon.install is Install.MANIFEST:
+                self.installed[addon.name] = k8s.yaml.v2.ConfigFile(f"{name}-{addon.name}", file=addon.manifest_url,
+                                                                     opts=options)
+            else:
+                for manifest in addon.objects:
+                    created = kubernetes_object(manifest_name(args["cluster"], manifest), manifest, options)
+                    if isinstance(created, GatewayObject) and manifest["metadata"]["name"] == INFERENCE_GATEWAY:
+                        gateway = created
+                    options = ResourceOptions.merge(options, ResourceOptions(depends_on=[created]))
+                    self.installed[addon.name] = created
+        assert gateway is not None, "compose's serving stack always holds the cluster's inference Gateway"
+        self.gateway_address = gateway.address()
+        self.register_outputs({"gatewayAddress": self.gateway_address})
+
+    @staticmethod
+    def _release(name: str, addon: Addon, options: ResourceOptions) -> k8s.helm.v3.Release:
+        oci = addon.repository.startswith("oci://")
+        return k8s.helm.v3.Release(
+            f"{name}-{addon.name}", name=addon.name, chart=addon.chart_ref, version=addon.version,
+            namespace=addon.namespace, create_namespace=True, values=dict(addon.values),
+            repository_opts=None if oci else {"repo": addon.repository}, opts=options)

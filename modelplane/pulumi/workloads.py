@@ -1,0 +1,93 @@
+"""Per-cluster resources from the known placement: the one function that registers them.
+
+`register_placed(rendered, targets, ...)` turns compose's output into resources:
+- every manifest of `rendered.clusters[c]` on cluster c, and every fleet-gateway object except the
+  fleet Gateway itself (the InferenceGateway component owns it) on the gateway's cluster;
+- each one with its cluster's provider, depending on that cluster's serving stack (the CRDs and
+  controllers it needs) and on the Namespace it lives in, `deleted_with` the cluster, and named by
+  `names.manifest_name` (cluster first), so a moved replica previews as creates plus deletes;
+- a cluster's gateway address and a secret's value replace compose's placeholders (`substitute`).
+  A Secret whose value is not configured is not managed (a warning says which config key to set).
+
+It runs inside the placement Output's `apply`: the single, deliberate exception to "no resources
+in apply". The placement is known at preview (the engine returns the dynamic resource's checked
+inputs as outputs), and `placement.known_placement` fails the run when it is not, so these
+resources always show in `pulumi preview` and are never silently dropped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+from pulumi import ResourceOptions
+
+from modelplane.compose import Rendered, address_placeholder, secret_placeholder
+from modelplane.compose.stack import FLEET_GATEWAY
+from modelplane.pulumi.gateway import InferenceGateway
+from modelplane.pulumi.kube import kubernetes_object, substitute
+from modelplane.pulumi.names import manifest_name
+
+SECRET_CONFIG = "modelplane:secrets.{namespace}.{name}.{key}"
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where a cluster's resources go."""
+
+    provider: k8s.Provider
+    after: pulumi.Resource
+    """The cluster's serving stack."""
+    anchor: pulumi.Resource
+    """What the cluster's resources are `deleted_with`."""
+    gateway_address: pulumi.Output[str]
+
+
+def register_placed(rendered: Rendered, targets: Mapping[str, Target], gateway: InferenceGateway | None,
+                    gateway_cluster: str | None, secrets: Mapping[str, pulumi.Input[str]],
+                    parent: pulumi.Resource) -> dict[str, pulumi.CustomResource]:
+    """Register every rendered object; returns them by logical name."""
+    replacements: dict[str, pulumi.Input[str]] = {
+        **{address_placeholder(cluster): target.gateway_address for cluster, target in targets.items()}, **secrets}
+    created: dict[str, pulumi.CustomResource] = {}
+    namespaces: dict[tuple[str, str], pulumi.CustomResource] = {}
+    batches = [(cluster, manifests, parent) for cluster, manifests in rendered.clusters.items()]
+    if gateway is not None and gateway_cluster is not None:
+        routes = tuple(m for m in rendered.gateway if not (m["kind"] == "Gateway"
+                                                           and m["metadata"]["name"] == FLEET_GATEWAY))
+        batches.append((gateway_cluster, routes, gateway))
+    for cluster, manifests, owner in batches:
+        target = targets[cluster]
+        for manifest in manifests:
+            if _unconfigured_secret(cluster, manifest, secrets):
+                continue
+            namespace = namespaces.get((cluster, manifest["metadata"].get("namespace", "")))
+            after = [target.after, *([namespace] if namespace is not None else [])]
+            if owner is gateway:
+                after.append(gateway.gateway)  # type: ignore[union-attr]
+            name = manifest_name(cluster, manifest)
+            created[name] = kubernetes_object(name, substitute(manifest, replacements), ResourceOptions(
+                parent=owner, provider=target.provider, depends_on=after, deleted_with=target.anchor))
+            if manifest["kind"] == "Namespace":
+                namespaces[(cluster, manifest["metadata"]["name"])] = created[name]
+    return created
+
+
+def _unconfigured_secret(cluster: str, manifest: Mapping[str, Any], secrets: Mapping[str, Any]) -> bool:
+    """True (and a warning) for a Secret whose value compose left as a placeholder nobody configured."""
+    if manifest["kind"] != "Secret":
+        return False
+    metadata = manifest["metadata"]
+    missing = [key for key, value in manifest.get("stringData", {}).items()
+               if value == secret_placeholder(metadata["namespace"], metadata["name"], key) and value not in secrets]
+    if not missing:
+        return False
+    keys = ", ".join(SECRET_CONFIG.format(namespace=metadata["namespace"], name=metadata["name"], key=key)
+                     for key in missing)
+    pulumi.log.warn(f"Secret {metadata['namespace']}/{metadata['name']} on {cluster} is not managed: no value for "
+                    f"{keys}; set it with `pulumi config set --secret --path '<key>' <value>` or create the "
+                    "Secret on the cluster yourself")
+    return True

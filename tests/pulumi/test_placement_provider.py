@@ -1,0 +1,274 @@
+"""The placement dynamic provider, driven in the Pulumi engine's order (DESIGN section 3).
+
+Each `up` is what the engine does for a dynamic resource: `check(olds, news)` with the previous
+checked inputs as olds (none on the first run), then `create` for a new resource, or `diff` and,
+when it reports changes, `update`. Inputs cross a JSON round trip that turns every number into a
+double, as the engine's protobuf Struct does. Expected placements follow from the scheduler's
+rules (DESIGN section 4) on the multi-cloud demo fleet, whose first placement is:
+    eks-us-west:    qwen3-8b#0 (a100), llama-70b-pd#0 (prefill h100, decode a100)
+    gke-us-central: qwen-demo#0 (l4), qwen3-8b#0 (l4)
+    onprem-us-east: kimi-k2-instruct#0, qwen3-coder#0 (frontier)
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+import json
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pulumi.dynamic.dynamic import serialize_provider
+from pulumi.runtime.rpc import UNKNOWN
+
+from modelplane.api import dump_objects, load
+from modelplane.pulumi.placement import PLACEMENT_ID, PlacementProvider
+from modelplane.scheduling import Placement, place
+
+ROOT = Path(__file__).resolve().parents[2]
+DEMO = dump_objects(load([ROOT / "examples" / "multi-cloud"]))
+FIRST = {
+    "ml-team/kimi-k2-instruct": [("onprem-us-east", 0)],
+    "ml-team/llama-70b-pd": [("eks-us-west", 0)],
+    "ml-team/qwen-demo": [("gke-us-central", 0)],
+    "ml-team/qwen3-8b": [("eks-us-west", 0), ("gke-us-central", 0)],
+    "ml-team/qwen3-coder": [("onprem-us-east", 0)],
+}
+Edit = Callable[[list[dict[str, Any]]], None]
+
+
+def wire(value: Any) -> Any:
+    """Through the engine: JSON, with every number a double."""
+    return json.loads(json.dumps(value), parse_int=float)
+
+
+def find(objects: list[dict[str, Any]], kind: str, name: str) -> dict[str, Any]:
+    return next(o for o in objects if o["kind"] == kind and o["metadata"]["name"] == name)
+
+
+def edited(*edits: Edit) -> list[dict[str, Any]]:
+    objects = copy.deepcopy(DEMO)
+    for edit in edits:
+        edit(objects)
+    return objects
+
+
+def scale(deployment: str, replicas: int) -> Edit:
+    return lambda objects: find(objects, "ModelDeployment", deployment)["spec"].update(replicas=replicas)
+
+
+def add_cluster(name: str, like: str) -> Edit:
+    def edit(objects: list[dict[str, Any]]) -> None:
+        cluster = copy.deepcopy(find(objects, "InferenceCluster", like))
+        cluster["metadata"]["name"] = name
+        objects.append(cluster)
+    return edit
+
+
+def remove_cluster(name: str) -> Edit:
+    return lambda objects: objects.remove(find(objects, "InferenceCluster", name))
+
+
+def taint(cluster: str, effect: str) -> Edit:
+    return lambda objects: find(objects, "InferenceCluster", cluster)["spec"]["taints"].append(
+        {"key": "maintenance", "effect": effect})
+
+
+def change_args(deployment: str) -> Edit:
+    def edit(objects: list[dict[str, Any]]) -> None:
+        container = find(objects, "ModelDeployment", deployment)["spec"]["engines"][0]["members"][0]["template"]["spec"]
+        container["containers"][0]["args"] = ["--model=Qwen/Qwen2.5-1.5B-Instruct"]
+    return edit
+
+
+def huge(objects: list[dict[str, Any]]) -> None:
+    deployment = copy.deepcopy(find(objects, "ModelDeployment", "qwen-demo"))
+    deployment["metadata"]["name"] = "huge"
+    request = deployment["spec"]["engines"][0]["members"][0]["nodeSelector"]["devices"][0]
+    request["selectors"] = [{"cel": 'device.capacity["gpu.nvidia.com"].memory.compareTo(quantity("1000Gi")) >= 0'}]
+    objects.append(deployment)
+
+
+@dataclass
+class Stack:
+    """One stack's state for the placement resource, updated as the engine would."""
+
+    provider: PlacementProvider = field(default_factory=PlacementProvider)
+    state: dict[str, Any] | None = None
+    calls: list[str] = field(default_factory=list)
+
+    def up(self, objects: list[dict[str, Any]], strict: bool = False) -> Placement:
+        news = wire({"objects": objects, "strict": strict})
+        self.calls.append("check")
+        result = self.provider.check(wire(self.state["inputs"]) if self.state else {}, news)
+        assert result.failures == []
+        checked = wire(result.inputs)
+        if self.state is None:
+            self.calls.append("create")
+            created = self.provider.create(checked)
+            assert created.id == PLACEMENT_ID
+            self.state = {"inputs": checked, "outputs": wire(created.outs)}
+        else:
+            self.calls.append("diff")
+            diff = self.provider.diff(PLACEMENT_ID, self.state["outputs"], checked)
+            assert diff.replaces == [] and not diff.delete_before_replace, "the placement is never replaced"
+            if diff.changes:
+                self.calls.append("update")
+                self.state = {"inputs": checked, "outputs": wire(self.provider.update(PLACEMENT_ID,
+                                                                                      self.state["outputs"],
+                                                                                      checked).outs)}
+        return Placement.from_json(self.state["outputs"]["placement"])
+
+
+def slots(placement: Placement) -> dict[str, list[tuple[str, int]]]:
+    found: dict[str, list[tuple[str, int]]] = {key: [] for key in placement.deployments}
+    for replica in placement.replicas:
+        found[replica.deployment].append((replica.cluster, replica.index))
+    return {key: sorted(value) for key, value in found.items()}
+
+
+def test_first_run_creates_the_placement_the_cli_plans() -> None:
+    stack = Stack()
+    placement = stack.up(DEMO)
+    assert stack.calls == ["check", "create"]
+    assert slots(placement) == FIRST
+    manifests = load([ROOT / "examples" / "multi-cloud"])
+    assert placement == place(manifests.fleet, manifests.workloads)
+    assert stack.state is not None and set(stack.state["outputs"]) == {"objects", "strict", "placement"}
+
+
+def test_unchanged_manifests_diff_to_no_change() -> None:
+    stack = Stack()
+    stack.up(DEMO)
+    assert slots(stack.up(DEMO)) == FIRST
+    assert stack.calls == ["check", "create", "check", "diff"]
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    edits: tuple[Edit, ...]
+    want: Callable[[dict[str, list[tuple[str, int]]]], bool]
+
+
+def kept(expected: dict[str, list[tuple[str, int]]]) -> Callable[[dict[str, list[tuple[str, int]]]], bool]:
+    """Every replica listed in `expected` is still where it was."""
+    return lambda got: all(set(where) <= set(got.get(key, [])) for key, where in expected.items())
+
+
+def without(cluster: str) -> dict[str, list[tuple[str, int]]]:
+    return {key: [slot for slot in where if slot[0] != cluster] for key, where in FIRST.items()}
+
+
+CASES = [
+    Case("adding a cluster moves nothing", (add_cluster("gke-europe", like="gke-us-central"),),
+         lambda got: got == FIRST),
+    Case("changing an unrelated deployment moves nothing", (change_args("qwen-demo"),),
+         lambda got: got == FIRST),
+    Case("scaling up keeps the existing replicas and adds one", (scale("qwen3-8b", 3),),
+         lambda got: kept(FIRST)(got) and len(got["ml-team/qwen3-8b"]) == 3),
+    Case("scaling down keeps one of the existing replicas and every other deployment",
+         (scale("qwen3-8b", 1),),
+         lambda got: len(got["ml-team/qwen3-8b"]) == 1 and set(got["ml-team/qwen3-8b"]) < set(FIRST["ml-team/qwen3-8b"])
+         and all(got[key] == FIRST[key] for key in FIRST if key != "ml-team/qwen3-8b")),
+    Case("deleting a cluster re-places its replicas on the rest of the fleet", (remove_cluster("eks-us-west"),),
+         lambda got: kept(without("eks-us-west"))(got) and got["ml-team/qwen3-8b"] == [("gke-us-central", 0),
+                                                                                    ("gke-us-central", 1)]
+         and got["ml-team/llama-70b-pd"] == []),
+    Case("a NoExecute taint drains the cluster and moves what fits", (taint("gke-us-central", "NoExecute"),),
+         lambda got: kept(without("gke-us-central"))(got)
+         and not any(cluster == "gke-us-central" for where in got.values() for cluster, _ in where)),
+    Case("a NoSchedule taint keeps the cluster's replicas", (taint("gke-us-central", "NoSchedule"),),
+         lambda got: got == FIRST),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+def test_second_run_is_sticky(case: Case) -> None:
+    stack = Stack()
+    stack.up(DEMO)
+    got = slots(stack.up(edited(*case.edits)))
+    assert case.want(got), got
+    assert stack.calls[:3] == ["check", "create", "check"] and stack.calls[3] == "diff"
+
+
+def test_scaling_up_then_down_returns_to_the_first_placement() -> None:
+    stack = Stack()
+    stack.up(DEMO)
+    stack.up(edited(scale("qwen3-8b", 3)))
+    assert slots(stack.up(DEMO)) == FIRST
+
+
+def test_a_cluster_that_comes_back_gets_nothing_back() -> None:
+    """Stickiness is to where replicas run now: a re-added cluster does not pull replicas back."""
+    stack = Stack()
+    stack.up(DEMO)
+    moved = slots(stack.up(edited(remove_cluster("eks-us-west"))))
+    assert slots(stack.up(DEMO))["ml-team/qwen3-8b"] == moved["ml-team/qwen3-8b"]
+
+
+def test_diff_reports_changes_and_never_a_replacement() -> None:
+    provider = PlacementProvider()
+    first = provider.check({}, wire({"objects": DEMO, "strict": False})).inputs
+    second = provider.check(first, wire({"objects": edited(scale("qwen3-8b", 3)), "strict": False})).inputs
+    diff = provider.diff(PLACEMENT_ID, wire(first), wire(second))
+    assert (diff.changes, diff.replaces, diff.delete_before_replace) == (True, [], False)
+    same = provider.diff(PLACEMENT_ID, wire(first), wire(provider.check(first, wire({"objects": DEMO,
+                                                                                      "strict": False})).inputs))
+    assert (same.changes, same.replaces) == (False, [])
+
+
+def test_delete_is_a_no_op() -> None:
+    provider = PlacementProvider()
+    assert provider.delete(PLACEMENT_ID, provider.check({}, wire({"objects": DEMO, "strict": False})).inputs) is None
+
+
+def test_check_reports_a_manifest_problem_at_its_field_path() -> None:
+    def bad_count(objects: list[dict[str, Any]]) -> None:
+        find(objects, "ModelDeployment", "qwen-demo")["spec"]["engines"][0]["members"][0]["nodeSelector"][
+            "devices"][0]["count"] = 0
+    objects = edited(bad_count)
+    index = objects.index(find(objects, "ModelDeployment", "qwen-demo"))
+    result = PlacementProvider().check({}, wire({"objects": objects, "strict": False}))
+    assert [(f.property, f.reason) for f in result.failures] == [(
+        f"objects[{index}].spec.engines[0].members[0].nodeSelector.devices[0].count",
+        "ModelDeployment ml-team/qwen-demo: must be at least 1; got int 0")]
+    assert "placement" not in result.inputs
+
+
+def test_strict_mode_fails_check_for_an_unschedulable_deployment() -> None:
+    provider = PlacementProvider()
+    lenient = provider.check({}, wire({"objects": edited(huge), "strict": False}))
+    assert lenient.failures == []
+    status = Placement.from_json(lenient.inputs["placement"]).deployments["ml-team/huge"]
+    assert (status.scheduled, status.desired) == (0, 1) and status.reasons[0].startswith("0/3 clusters")
+    strict = provider.check({}, wire({"objects": edited(huge), "strict": True}))
+    assert [f.property for f in strict.failures] == ["placement.deployments['ml-team/huge']"]
+    assert strict.failures[0].reason.startswith("strict mode: ml-team/huge is short (0/1 replicas scheduled): 0/3")
+
+
+def test_unknown_inputs_at_preview_leave_the_placement_unknown() -> None:
+    result = PlacementProvider().check({}, {"objects": UNKNOWN, "strict": False})
+    assert result.failures == [] and "placement" not in result.inputs
+
+
+def test_an_unreadable_previous_placement_fails_instead_of_dropping_every_pin() -> None:
+    result = PlacementProvider().check({"placement": {"version": 7}}, wire({"objects": DEMO, "strict": False}))
+    assert [f.property for f in result.failures] == ["placement"]
+    assert "cannot be read" in result.failures[0].reason
+
+
+def test_the_provider_is_serialized_by_reference() -> None:
+    pickled = base64.b64decode(serialize_provider(PlacementProvider()))
+    assert b"modelplane.pulumi.placement" in pickled and b"PlacementProvider" in pickled
+    assert len(pickled) < 200, "a by-reference pickle names the class; it carries no code"
+    loaded = subprocess.run(
+        [sys.executable, "-c", "import base64, sys, dill; p = dill.loads(base64.b64decode(sys.argv[1])); "
+                               "print(type(p).__module__, type(p).__name__)",
+         base64.b64encode(pickled).decode()], capture_output=True, text=True, check=True, cwd=ROOT)
+    assert loaded.stdout.split() == ["modelplane.pulumi.placement", "PlacementProvider"]
