@@ -60,6 +60,15 @@ def check_dns_label(value: str) -> str:
     return value
 
 
+def check_dns1035_label(value: str) -> str:
+    """A DNS label that starts with a letter: what a Kubernetes Service name (and so any name that
+    prefixes one) must be."""
+    check_dns_label(value)
+    if not value[0].isalpha():
+        raise ValueError(f"{value!r} must start with a letter: it prefixes Kubernetes Service names")
+    return value
+
+
 def check_dns_subdomain(value: str) -> str:
     if len(value) > 253 or not _DNS_SUBDOMAIN.match(value):
         raise ValueError(f"{value!r} is not a DNS subdomain: use at most 253 lowercase letters, digits, "
@@ -107,6 +116,7 @@ def check_annotations(annotations: dict[str, str]) -> dict[str, str]:
 
 
 DNSLabel = Annotated[str, Strict(), AfterValidator(check_dns_label)]
+DNS1035Label = Annotated[str, Strict(), AfterValidator(check_dns1035_label)]
 DNSSubdomain = Annotated[str, Strict(), AfterValidator(check_dns_subdomain)]
 NonEmptyStr = Annotated[str, Strict(), Field(min_length=1, max_length=253)]
 Labels = Annotated[dict[str, Str], AfterValidator(check_labels)]
@@ -134,6 +144,12 @@ class UserObjectMeta(ObjectMeta):
     """`metadata` of an ML team's object: its labels may not claim Modelplane's own prefix."""
 
     labels: UserLabels = Field(default_factory=dict)
+
+
+class ServingObjectMeta(UserObjectMeta):
+    """`metadata` of a ModelDeployment or ModelService, whose name prefixes Service names."""
+
+    name: DNS1035Label
 
 
 class Named:

@@ -33,6 +33,7 @@ from modelplane.api.base import (
     Phase,
     Role,
     SecretKeyRef,
+    ServingObjectMeta,
     ServingMode,
     Str,
     TaintEffect,
@@ -269,7 +270,7 @@ class ModelDeploymentSpec(Model):
 class ModelDeployment(Namespaced, Model):
     api_version: Literal["modelplane.ai/v1alpha1"] = API_VERSION
     kind: Literal["ModelDeployment"] = "ModelDeployment"
-    metadata: UserObjectMeta
+    metadata: ServingObjectMeta
     spec: ModelDeploymentSpec
 
     @property
@@ -327,7 +328,7 @@ class ModelServiceSpec(Model):
 class ModelService(Namespaced, Model):
     api_version: Literal["modelplane.ai/v1alpha1"] = API_VERSION
     kind: Literal["ModelService"] = "ModelService"
-    metadata: UserObjectMeta
+    metadata: ServingObjectMeta
     spec: ModelServiceSpec
 
 

@@ -88,7 +88,10 @@ def _describe(device: Device, read: Read) -> str:
     return f"{read} = {shown}"
 
 
+@functools.lru_cache(maxsize=8192)
 def compile_selector(text: str) -> Program:
+    """Compile (and admit) one selector. Pure, so memoized for the process: the loader validates
+    every selector and each plan evaluates the same ones; a rejected one raises each time."""
     ast = syntax.parse(text)
     unplaced: SelectorError | None = None
     try:

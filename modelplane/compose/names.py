@@ -7,7 +7,8 @@ Invariants:
   untruncated name is appended only when truncation is needed, so two long names that share a
   prefix still differ.
 - Labels: every object carries `app.kubernetes.io/managed-by: modelplane`; objects of a replica
-  also carry its deployment, cluster and replica index (`replica_labels`).
+  also carry its deployment, cluster and replica index (`replica_labels`); a ModelService's route on
+  a workload cluster carries the service and the cluster.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ SERVING = "modelplane.ai/serving"
 CACHE = "modelplane.ai/cache"
 POOL = "modelplane.ai/pool"
 COMPONENT = "modelplane.ai/component"
+SERVICE = "modelplane.ai/service"
 
 MAX_NAME = 63
 _HASH = 8

@@ -135,8 +135,12 @@ def routing_objects(ctx: ReplicaContext) -> list[dict]:
                            "template": {"metadata": {"labels": {**ctx.labels(), **picker_labels}},
                                         "spec": {"serviceAccountName": picker, "containers": [container],
                                                  "volumes": [{"name": "config", "configMap": {"name": picker}}]}}}}
-    route = replica_route(ctx, [{"group": "inference.networking.k8s.io", "kind": "InferencePool", "name": ctx.name}])
-    return [pool, config, account, role, binding, service, deployment, route]
+    return [pool, config, account, role, binding, service, deployment, replica_route(ctx, pool_refs(ctx))]
+
+
+def pool_refs(ctx: ReplicaContext) -> list[dict]:
+    """The backendRefs of a PrefillDecode replica: its InferencePool alone."""
+    return [{"group": "inference.networking.k8s.io", "kind": "InferencePool", "name": ctx.name}]
 
 
 def warnings(deployment: ModelDeployment) -> Iterator[tuple[tuple[str | int, ...], str, str]]:

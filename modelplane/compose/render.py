@@ -63,10 +63,11 @@ def render(manifests: Manifests, placement: Placement, settings: Settings = Sett
     contexts = replica_contexts(manifests, placement, settings)
     objects: dict[str, list[dict]] = {cluster.name: [] for cluster in fleet.clusters}
     findings = [*replica_objects(contexts, objects), *cache_objects(manifests, settings, objects)]
-    addresses = dict(gateway_addresses or {})
-    endpoints = [routing.endpoint_view(ctx, addresses.get(ctx.cluster) or routing.address_placeholder(ctx.cluster))
-                 for ctx in contexts]
-    gateway, found = fleet_gateway(manifests, endpoints, objects)
+    given = gateway_addresses or {}
+    addresses = {cluster.name: given.get(cluster.name) or routing.address_placeholder(cluster.name)
+                 for cluster in fleet.clusters}
+    endpoints = [routing.endpoint_view(ctx, addresses[ctx.cluster]) for ctx in contexts]
+    gateway, found = fleet_gateway(manifests, contexts, addresses, objects)
     return Rendered(
         clusters={name: unique_sorted(manifests_of) for name, manifests_of in objects.items()},
         gateway=unique_sorted(gateway),
@@ -104,16 +105,19 @@ def cache_objects(manifests: Manifests, settings: Settings, objects: dict[str, l
     return findings
 
 
-def fleet_gateway(manifests: Manifests, endpoints: list[dict],
+def fleet_gateway(manifests: Manifests, contexts: list[ReplicaContext], addresses: Mapping[str, str],
                   objects: dict[str, list[dict]]) -> tuple[list[dict], list[Finding]]:
-    """The fleet gateway's objects (with the namespaces its cluster lacks), or a warning per service."""
+    """The fleet gateway's objects (with the namespaces its cluster lacks), each service's routes on the
+    workload clusters (added to `objects`), or a warning per service when there is no fleet gateway."""
     fleet, work = manifests.fleet, manifests.workloads
     if fleet.gateway is None:
         return [], [Finding(service, ("spec",), "no InferenceGateway is declared, so this service is not published "
                             "on a fleet gateway; declare one to expose it", "no-fleet-gateway")
                     for service in work.services]
-    candidates = [*endpoints, *map(routing.user_endpoint_view, work.endpoints)]
-    gateway, findings = routing.fleet_objects(fleet.gateway, work.services, candidates)
+    gateway, routes, findings = routing.fleet_objects(fleet.gateway, work.services, [*contexts, *work.endpoints],
+                                                      addresses)
+    for cluster, cluster_routes in routes.items():
+        objects[cluster] += cluster_routes
     namespaces = sorted({obj["metadata"]["namespace"] for obj in gateway} - {stack.SYSTEM_NAMESPACE})
     hosted = {key(obj) for obj in objects[fleet.gateway.spec.cluster]}
     return [*gateway, *(ns for ns in map(stack.namespace, namespaces) if key(ns) not in hosted)], findings

@@ -4,9 +4,10 @@ Invariants:
 - Each engine's Service selects that engine's serving pods only (Standalone pods, or LWS leaders),
   on the engine's serving port.
 - Each replica gets one HTTPRoute on its cluster's inference Gateway: `/<namespace>/<replica>/` is
-  rewritten to `/` (so `/<namespace>/<replica>/v1/models` reaches the engine as `/v1/models`)
-  and the request timeout is disabled, so long token streams are never cut. A replica with several
-  Unified engines spreads its requests evenly over them.
+  rewritten to `/` (so `/<namespace>/<replica>/v1/models` reaches the engine as `/v1/models`).
+  A replica with several Unified engines spreads its requests evenly over them.
+- Every route Modelplane puts on an inference Gateway (`inference_route`) disables the request
+  timeout, so long token streams are never cut.
 """
 
 from __future__ import annotations
@@ -22,27 +23,40 @@ def replica_path(namespace: str, replica: str) -> str:
 
 
 def unified_objects(ctx: ReplicaContext) -> list[dict]:
-    services = [engine_service(ctx, engine) for engine in ctx.deployment.spec.engines]
-    refs = [{"group": "", "kind": "Service", "name": service["metadata"]["name"],
-             "port": service["spec"]["ports"][0]["port"]} for service in services]
-    return [*services, replica_route(ctx, refs)]
+    return [*(engine_service(ctx, engine) for engine in ctx.deployment.spec.engines),
+            replica_route(ctx, unified_refs(ctx))]
+
+
+def unified_refs(ctx: ReplicaContext) -> list[dict]:
+    """The backendRefs of a Unified replica: its engines' Services, in engine order."""
+    return [{"group": "", "kind": "Service", "name": ctx.workload_name(engine), "port": engine_port(engine)}
+            for engine in ctx.deployment.spec.engines]
+
+
+def engine_port(engine: Engine) -> int:
+    return serving_port(serving_member(engine).template.container)
 
 
 def engine_service(ctx: ReplicaContext, engine: Engine) -> dict:
-    port = serving_port(serving_member(engine).template.container)
     return {"apiVersion": "v1", "kind": "Service", "metadata": ctx.metadata(ctx.workload_name(engine)),
             "spec": {"selector": {**ctx.engine_selector(engine), names.SERVING: "true"},
-                     "ports": [{"name": "http", "port": port, "targetPort": "http", "protocol": "TCP"}]}}
+                     "ports": [{"name": "http", "port": engine_port(engine), "targetPort": "http", "protocol": "TCP"}]}}
 
 
 def replica_route(ctx: ReplicaContext, backend_refs: list[dict]) -> dict:
     """The HTTPRoute that exposes this replica at `/<namespace>/<replica>/` on its cluster."""
-    return {"apiVersion": "gateway.networking.k8s.io/v1", "kind": "HTTPRoute", "metadata": ctx.metadata(ctx.name),
-            "spec": {"parentRefs": [{"group": "gateway.networking.k8s.io", "kind": "Gateway",
-                                     "name": INFERENCE_GATEWAY, "namespace": SYSTEM_NAMESPACE}],
-                     "rules": [{"matches": [{"path": {"type": "PathPrefix",
-                                                      "value": replica_path(ctx.namespace, ctx.name)}}],
-                                "filters": [{"type": "URLRewrite", "urlRewrite": {
-                                    "path": {"type": "ReplacePrefixMatch", "replacePrefixMatch": "/"}}}],
-                                "backendRefs": backend_refs,
-                                "timeouts": {"request": "0s"}}]}}
+    rule = {"matches": [{"path": {"type": "PathPrefix", "value": replica_path(ctx.namespace, ctx.name)}}],
+            "filters": [{"type": "URLRewrite", "urlRewrite": {
+                "path": {"type": "ReplacePrefixMatch", "replacePrefixMatch": "/"}}}],
+            "backendRefs": backend_refs}
+    return inference_route(ctx.metadata(ctx.name), rule)
+
+
+def inference_route(metadata: dict, rule: dict, hostnames: list[str] | None = None) -> dict:
+    """An HTTPRoute on the cluster's inference Gateway with `rule` (its request timeout turned off)."""
+    spec: dict = {"parentRefs": [{"group": "gateway.networking.k8s.io", "kind": "Gateway",
+                                  "name": INFERENCE_GATEWAY, "namespace": SYSTEM_NAMESPACE}],
+                  "rules": [{**rule, "timeouts": {"request": "0s"}}]}
+    if hostnames:
+        spec["hostnames"] = hostnames
+    return {"apiVersion": "gateway.networking.k8s.io/v1", "kind": "HTTPRoute", "metadata": metadata, "spec": spec}

@@ -42,7 +42,7 @@ GPU_LABEL = "modelplane.ai/gpu"
 RWX_STORAGE_CLASS = "modelplane-rwx"
 """Default name of the ReadWriteMany StorageClass created on GKE/EKS clusters for ModelCache volumes."""
 NVIDIA_GPU_PRESENT = {"nvidia.com/gpu.present": "true"}
-"""Where the NVIDIA DRA driver's kubelet plugin runs (its chart's default node affinity)."""
+"""The label NVIDIA's GPU components select GPU nodes by (GKE's DRA setup guide requires it)."""
 
 
 class GpuPoolArgs(TypedDict):
@@ -81,13 +81,15 @@ def gpu_pools(cluster: ClusterManifest, fleet: Fleet, provider: Provider) -> lis
         assert provisioning is not None, "validated: a GKE/EKS pool's class provisions it (refs.pool_classes)"
         if provider is Provider.GKE:
             assert provisioning.gke is not None, "validated: the provisioning block matches the provider"
-            block, machine_type = provisioning.gke, provisioning.gke.machine_type
+            machine_type, accelerator, disk = (provisioning.gke.machine_type, provisioning.gke.accelerator,
+                                               provisioning.gke.disk_size_gb)
         else:
             assert provisioning.eks is not None, "validated: the provisioning block matches the provider"
-            block, machine_type = provisioning.eks, provisioning.eks.instance_type
+            machine_type, accelerator, disk = (provisioning.eks.instance_type, provisioning.eks.accelerator,
+                                               provisioning.eks.disk_size_gb)
         pools.append({
-            "name": pool.name, "machine_type": machine_type, "accelerator_type": block.accelerator.type,
-            "accelerator_count": block.accelerator.count, "disk_size_gb": block.disk_size_gb,
+            "name": pool.name, "machine_type": machine_type, "accelerator_type": accelerator.type,
+            "accelerator_count": accelerator.count, "disk_size_gb": disk,
             "node_count": pool.node_count,
             "min_node_count": pool.min_node_count if pool.min_node_count is not None else pool.node_count,
             "max_node_count": pool.capacity, "zones": list(pool.zones)})
@@ -124,7 +126,8 @@ class ExistingClusterArgs(TypedDict):
     """Kubeconfig for the cluster, from Pulumi secret config; kept secret in state."""
     storage_class_name: NotRequired[str | None]
     """A ReadWriteMany StorageClass that already exists on the cluster, for ModelCache volumes.
-    Default: None (the fleet's ModelCaches cannot be staged on this cluster)."""
+    Default: None (ModelCache volumes use the cluster's default StorageClass, which must then
+    support ReadWriteMany; compose warns)."""
 
 
 class ExistingCluster(pulumi.ComponentResource):

@@ -47,7 +47,7 @@ from modelplane.pulumi.cluster import (
 from modelplane.pulumi.kubeconfig import eks_kubeconfig
 
 GPU_AMI = "AL2023_x86_64_NVIDIA"
-GPU_TAINT = {"key": "nvidia.com/gpu", "value": "true", "effect": "NO_SCHEDULE"}
+GPU_TAINT: aws.eks.NodeGroupTaintArgsDict = {"key": "nvidia.com/gpu", "value": "true", "effect": "NO_SCHEDULE"}
 MANAGED = "arn:aws:iam::aws:policy/"
 NODE_POLICIES = ("AmazonEKSWorkerNodePolicy", "AmazonEKS_CNI_Policy", "AmazonEC2ContainerRegistryReadOnly")
 
@@ -107,27 +107,33 @@ class EksCluster(pulumi.ComponentResource):
         if len(zones) < 2:
             raise ValueError(f"EKS cluster {args['name']}: EKS needs subnets in at least two availability zones; "
                              f"the pools name {zones or 'none'}: list zones on the nodePools or pass zones")
+        outside = sorted({zone for pool in args["pools"] for zone in pool["zones"]} - set(zones))
+        if outside:
+            raise ValueError(f"EKS cluster {args['name']}: pools use zones {outside} outside the VPC's zones {zones}")
         self.aws_provider = aws.Provider(f"{name}-aws", region=args["region"], opts=ResourceOptions(parent=self))
         self._child = ResourceOptions(parent=self, provider=self.aws_provider)
         vpc_cidr = args.get("vpc_cidr", "10.20.0.0/16")
-        public, private = self._network(name, args["name"], vpc_cidr, zones)
+        vpc, public, private = self._network(name, args["name"], vpc_cidr, zones)
 
-        cluster_role = self._role(f"{name}-cluster-role", "eks.amazonaws.com", ["AmazonEKSClusterPolicy"])
-        node_role = self._role(f"{name}-node-role", "ec2.amazonaws.com", NODE_POLICIES)
+        cluster_role, cluster_ready = self._role(f"{name}-cluster-role", "eks.amazonaws.com",
+                                                 ["AmazonEKSClusterPolicy"])
+        node_role, nodes_ready = self._role(f"{name}-node-role", "ec2.amazonaws.com", NODE_POLICIES)
         self.cluster = aws.eks.Cluster(
             f"{name}-cluster", name=args["name"], version=args["kubernetes_version"], role_arn=cluster_role.arn,
             vpc_config={"subnet_ids": [s.id for s in (*private.values(), *public.values())],
                         "endpoint_private_access": True, "endpoint_public_access": True},
             access_config={"authentication_mode": "API", "bootstrap_cluster_creator_admin_permissions": True},
-            opts=ResourceOptions.merge(self._child, ResourceOptions(depends_on=[cluster_role])))
+            opts=ResourceOptions.merge(self._child, ResourceOptions(depends_on=cluster_ready)))
         system = aws.eks.NodeGroup(
-            f"{name}-system", cluster_name=self.cluster.name, node_group_name="system", node_role_arn=node_role.arn,
+            f"{name}-system", cluster_name=self.cluster.name, node_group_name="modelplane-system",
+            node_role_arn=node_role.arn,
             subnet_ids=[s.id for s in private.values()], ami_type="AL2023_x86_64_STANDARD",
             instance_types=[args.get("system_instance_type", "m6i.large")],
             scaling_config={"desired_size": 2, "min_size": 1, "max_size": 3},
-            opts=ResourceOptions.merge(self._child, ResourceOptions(depends_on=[node_role])))
-        self.node_groups = {pool["name"]: self._gpu_group(name, pool, node_role, private) for pool in args["pools"]}
-        file_system = self._efs(name, vpc_cidr, private, system)
+            opts=ResourceOptions.merge(self._child, ResourceOptions(depends_on=nodes_ready)))
+        self.node_groups = {pool["name"]: self._gpu_group(name, pool, node_role, nodes_ready, private)
+                            for pool in args["pools"]}
+        file_system = self._efs(name, vpc, vpc_cidr, private, system)
 
         endpoint, ca = self.cluster.endpoint, self.cluster.certificate_authority.data
         self.kubeconfig = pulumi.Output.secret(pulumi.Output.all(endpoint, ca).apply(
@@ -140,7 +146,7 @@ class EksCluster(pulumi.ComponentResource):
         self.register_outputs({"kubeconfig": self.kubeconfig, "endpoint": endpoint})
 
     def _network(self, name: str, cluster: str, cidr: str, zones: list[str]
-                 ) -> tuple[dict[str, aws.ec2.Subnet], dict[str, aws.ec2.Subnet]]:
+                 ) -> tuple[aws.ec2.Vpc, dict[str, aws.ec2.Subnet], dict[str, aws.ec2.Subnet]]:
         """The VPC: per zone a public subnet (load balancers, NAT) and a private one (nodes)."""
         vpc = aws.ec2.Vpc(f"{name}-vpc", cidr_block=cidr, enable_dns_hostnames=True, enable_dns_support=True,
                           tags={"Name": cluster}, opts=self._child)
@@ -160,24 +166,26 @@ class EksCluster(pulumi.ComponentResource):
         nat_ip = aws.ec2.Eip(f"{name}-nat-ip", domain="vpc", opts=self._child)
         nat = aws.ec2.NatGateway(f"{name}-nat", allocation_id=nat_ip.id, subnet_id=public[zones[0]].id,
                                  opts=self._child)
-        for kind, subnets, route in (("public", public, {"gateway_id": gateway.id}),
-                                     ("private", private, {"nat_gateway_id": nat.id})):
-            table = aws.ec2.RouteTable(f"{name}-{kind}-routes", vpc_id=vpc.id,
-                                       routes=[{"cidr_block": "0.0.0.0/0", **route}], opts=self._child)
+        default_routes: list[tuple[str, dict[str, aws.ec2.Subnet], aws.ec2.RouteTableRouteArgsDict]] = [
+            ("public", public, {"cidr_block": "0.0.0.0/0", "gateway_id": gateway.id}),
+            ("private", private, {"cidr_block": "0.0.0.0/0", "nat_gateway_id": nat.id})]
+        for kind, subnets, route in default_routes:
+            table = aws.ec2.RouteTable(f"{name}-{kind}-routes", vpc_id=vpc.id, routes=[route], opts=self._child)
             for zone, subnet in subnets.items():
                 aws.ec2.RouteTableAssociation(f"{name}-{kind}-{zone}", subnet_id=subnet.id, route_table_id=table.id,
                                               opts=self._child)
-        self._vpc = vpc
-        return public, private
+        return vpc, public, private
 
-    def _role(self, name: str, service: str, policies: Sequence[str], *actions: str) -> aws.iam.Role:
+    def _role(self, name: str, service: str, policies: Sequence[str], *actions: str
+              ) -> tuple[aws.iam.Role, list[pulumi.Resource]]:
+        """A role `service` assumes with AWS-managed `policies`, and what to wait for before using it."""
         role = aws.iam.Role(name, assume_role_policy=_assume(service, *actions), opts=self._child)
-        for policy in policies:
-            aws.iam.RolePolicyAttachment(f"{name}-{policy.rsplit('/', 1)[-1]}", role=role.name,
-                                         policy_arn=MANAGED + policy, opts=self._child)
-        return role
+        attached = [aws.iam.RolePolicyAttachment(f"{name}-{policy.rsplit('/', 1)[-1]}", role=role.name,
+                                                 policy_arn=MANAGED + policy, opts=self._child)
+                    for policy in policies]
+        return role, [role, *attached]
 
-    def _gpu_group(self, name: str, pool: GpuPoolArgs, role: aws.iam.Role,
+    def _gpu_group(self, name: str, pool: GpuPoolArgs, role: aws.iam.Role, role_ready: list[pulumi.Resource],
                    private: dict[str, aws.ec2.Subnet]) -> aws.eks.NodeGroup:
         subnets = [private[zone].id for zone in pool["zones"]] or [s.id for s in private.values()]
         return aws.eks.NodeGroup(
@@ -188,15 +196,15 @@ class EksCluster(pulumi.ComponentResource):
             scaling_config={"desired_size": pool["node_count"], "min_size": pool["min_node_count"],
                             "max_size": max(pool["max_node_count"], 1)},
             opts=ResourceOptions.merge(self._child, ResourceOptions(
-                depends_on=[role], ignore_changes=["scalingConfig.desiredSize"])))
+                depends_on=role_ready, ignore_changes=["scalingConfig.desiredSize"])))
 
-    def _efs(self, name: str, vpc_cidr: str, private: dict[str, aws.ec2.Subnet],
+    def _efs(self, name: str, vpc: aws.ec2.Vpc, vpc_cidr: str, private: dict[str, aws.ec2.Subnet],
              system: aws.eks.NodeGroup) -> aws.efs.FileSystem:
         """EFS for ReadWriteMany volumes, reachable from the nodes, and the CSI driver add-on."""
         file_system = aws.efs.FileSystem(f"{name}-efs", encrypted=True, throughput_mode="elastic",
                                          tags={"Name": f"{name}-model-cache"}, opts=self._child)
         nfs = aws.ec2.SecurityGroup(
-            f"{name}-efs-nfs", vpc_id=self._vpc.id, description="NFS from the cluster's VPC to EFS",
+            f"{name}-efs-nfs", vpc_id=vpc.id, description="NFS from the cluster's VPC to EFS",
             ingress=[{"protocol": "tcp", "from_port": 2049, "to_port": 2049, "cidr_blocks": [vpc_cidr]}],
             egress=[{"protocol": "-1", "from_port": 0, "to_port": 0, "cidr_blocks": ["0.0.0.0/0"]}], opts=self._child)
         for zone, subnet in private.items():
@@ -204,10 +212,11 @@ class EksCluster(pulumi.ComponentResource):
                                 security_groups=[nfs.id], opts=self._child)
         agent = aws.eks.Addon(f"{name}-pod-identity", cluster_name=self.cluster.name,
                               addon_name="eks-pod-identity-agent", opts=self._child)
-        driver_role = self._role(f"{name}-efs-csi-role", "pods.eks.amazonaws.com",
-                                 ["service-role/AmazonEFSCSIDriverPolicy"], "sts:AssumeRole", "sts:TagSession")
+        driver_role, driver_ready = self._role(f"{name}-efs-csi-role", "pods.eks.amazonaws.com",
+                                               ["service-role/AmazonEFSCSIDriverPolicy"],
+                                               "sts:AssumeRole", "sts:TagSession")
         aws.eks.Addon(
             f"{name}-efs-csi", cluster_name=self.cluster.name, addon_name="aws-efs-csi-driver",
             pod_identity_associations=[{"role_arn": driver_role.arn, "service_account": "efs-csi-controller-sa"}],
-            opts=ResourceOptions.merge(self._child, ResourceOptions(depends_on=[agent, system])))
+            opts=ResourceOptions.merge(self._child, ResourceOptions(depends_on=[agent, system, *driver_ready])))
         return file_system

@@ -21,11 +21,11 @@ from typing import Any, NotRequired, TypedDict
 import pulumi
 from pulumi import ResourceOptions
 
-from modelplane.api import Manifests
+from modelplane.api import Manifests, Workloads
 from modelplane.compose import Settings, render, secret_placeholder
 from modelplane.compose.cache import storage_class
 from modelplane.compose.stack import serving_stack
-from modelplane.pulumi.cluster import RWX_STORAGE_CLASS, InferenceCluster
+from modelplane.pulumi.cluster import RWX_STORAGE_CLASS, InferenceCluster, InferenceClusterArgs
 from modelplane.pulumi.gateway import InferenceGateway
 from modelplane.pulumi.names import cluster_name
 from modelplane.pulumi.placement import FleetPlacement, known_placement
@@ -84,10 +84,12 @@ class Modelplane(pulumi.ComponentResource):
 
         self.clusters, self.serving_stacks = {}, {}
         for cluster in fleet.clusters:
-            built = InferenceCluster(cluster.name, {
+            cluster_args: InferenceClusterArgs = {
                 "cluster": cluster, "fleet": fleet, "gcp_project": args.get("gcp_project"),
-                "rwx_storage_class": storage_class(cluster, settings) or RWX_STORAGE_CLASS,
-                **({"kubeconfig": kubeconfigs[cluster.name]} if cluster.name in kubeconfigs else {})}, child)
+                "rwx_storage_class": storage_class(cluster, settings) or RWX_STORAGE_CLASS}
+            if cluster.name in kubeconfigs:
+                cluster_args["kubeconfig"] = kubeconfigs[cluster.name]
+            built = InferenceCluster(cluster.name, cluster_args, child)
             self.clusters[cluster.name] = built
             self.serving_stacks[cluster.name] = ServingStack(cluster_name(cluster.name, "serving"), {
                 "cluster": cluster.name, "addons": serving_stack(cluster, settings), "provider": built.provider,
@@ -117,7 +119,7 @@ class Modelplane(pulumi.ComponentResource):
                     pulumi.log.warn(f"{key}: {status.scheduled}/{status.desired} replicas scheduled\n"
                                     + "\n".join(status.reasons), self)
             register_placed(rendered, targets, self.gateway, gateway_cluster, secrets, self)
-            return summary(placement)
+            return summary(placement, manifests.workloads)
 
         self.placement_summary = known_placement(self.placement.placement).apply(converge)
         self.service_urls = self.gateway.urls if self.gateway else pulumi.Output.from_input({})
@@ -127,8 +129,15 @@ class Modelplane(pulumi.ComponentResource):
                                "gatewayAddresses": self.gateway_addresses})
 
 
-def summary(placement: Placement) -> dict[str, Any]:
-    """Where each replica runs: what `modelplane plan` prints, as a stack output."""
-    return {key: {"scheduled": f"{status.scheduled}/{status.desired}",
-                  "replicas": [where(replica) for replica in placement.replicas_of(key)]}
-            for key, status in placement.deployments.items()}
+def summary(placement: Placement, workloads: Workloads) -> dict[str, Any]:
+    """Where each replica runs, as `modelplane plan` prints it (engines in the deployment's order:
+    the engine hands maps back with their keys sorted)."""
+    found: dict[str, Any] = {}
+    for key, status in placement.deployments.items():
+        deployment = workloads.deployment(key)
+        assert deployment is not None, "the placement was computed from these workloads"
+        order = [engine.name for engine in deployment.spec.engines]
+        replicas = [replica.model_copy(update={"engines": {name: replica.engines[name] for name in order}})
+                    for replica in placement.replicas_of(key)]
+        found[key] = {"scheduled": f"{status.scheduled}/{status.desired}", "replicas": [where(r) for r in replicas]}
+    return found

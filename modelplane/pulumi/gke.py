@@ -13,8 +13,8 @@ What it builds, and why each setting:
   not support it together with DRA), and the driver is installed by GKE's driver-installer
   DaemonSet (`driver_installer` below), GKE's device plugin is switched off with
   `gke-no-default-nvidia-gpu-device-plugin=true`, and the nodes carry `nvidia.com/gpu.present=true`
-  and `cloud.google.com/gke-nvidia-gpu-dra-driver=true` for the NVIDIA DRA driver. GKE itself taints
-  GPU nodes `nvidia.com/gpu=present:NoSchedule`.
+  and `cloud.google.com/gke-nvidia-gpu-dra-driver=true` (which tells GKE's cluster autoscaler that
+  the pool's GPUs are claimed through DRA). GKE itself taints GPU nodes `nvidia.com/gpu=present:NoSchedule`.
 - A ReadWriteMany StorageClass on Filestore, and a kubeconfig that authenticates through
   `gke-gcloud-auth-plugin`.
 
@@ -129,7 +129,8 @@ class GkeCluster(pulumi.ComponentResource):
             opts=child)
         node_opts = ResourceOptions(parent=self, ignore_changes=["initialNodeCount"])
         system = gcp.container.NodePool(
-            f"{name}-system", name="system", project=project, location=region, cluster=self.cluster.name,
+            f"{name}-system", name="modelplane-system", project=project, location=region,
+            cluster=self.cluster.name,
             node_count=1, management={"auto_repair": True, "auto_upgrade": True},
             node_config={"machine_type": args.get("system_machine_type", "e2-standard-4"), "oauth_scopes": SCOPES,
                          "workload_metadata_config": {"mode": "GKE_METADATA"}}, opts=child)

@@ -90,7 +90,7 @@ def substitute(value: Any, replacements: Mapping[str, pulumi.Input[str]]) -> Any
         if not found:
             return value
         return pulumi.Output.all(*(replacements[key] for key in found)).apply(
-            lambda resolved: _replace(value, dict(zip(found, resolved))))
+            lambda resolved: _replace(value, dict(zip(found, resolved, strict=True))))
     if isinstance(value, Mapping):
         return {key: substitute(item, replacements) for key, item in value.items()}
     if isinstance(value, (list, tuple)):

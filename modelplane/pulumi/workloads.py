@@ -6,8 +6,10 @@
 - each one with its cluster's provider, depending on that cluster's serving stack (the CRDs and
   controllers it needs) and on the Namespace it lives in, `deleted_with` the cluster, and named by
   `names.manifest_name` (cluster first), so a moved replica previews as creates plus deletes;
-- a cluster's gateway address and a secret's value replace compose's placeholders (`substitute`).
-  A Secret whose value is not configured is not managed (a warning says which config key to set).
+- a cluster's gateway address and a secret's value replace compose's placeholders (`substitute`);
+  a fleet Backend aimed at a cluster's gateway gets an `ip` or an `fqdn` endpoint once the address
+  is known, by compose's own rule (`routing.backend_object`). A Secret whose value is not
+  configured is not managed (a warning says which config key to set).
 
 It runs inside the placement Output's `apply`: the single, deliberate exception to "no resources
 in apply". The placement is known at preview (the engine returns the dynamic resource's checked
@@ -26,6 +28,7 @@ import pulumi_kubernetes as k8s
 from pulumi import ResourceOptions
 
 from modelplane.compose import Rendered, address_placeholder, secret_placeholder
+from modelplane.compose.routing import backend_object
 from modelplane.compose.stack import FLEET_GATEWAY
 from modelplane.pulumi.gateway import InferenceGateway
 from modelplane.pulumi.kube import kubernetes_object, substitute
@@ -50,8 +53,8 @@ def register_placed(rendered: Rendered, targets: Mapping[str, Target], gateway: 
                     gateway_cluster: str | None, secrets: Mapping[str, pulumi.Input[str]],
                     parent: pulumi.Resource) -> dict[str, pulumi.CustomResource]:
     """Register every rendered object; returns them by logical name."""
-    replacements: dict[str, pulumi.Input[str]] = {
-        **{address_placeholder(cluster): target.gateway_address for cluster, target in targets.items()}, **secrets}
+    addresses = {address_placeholder(cluster): target.gateway_address for cluster, target in targets.items()}
+    replacements: dict[str, pulumi.Input[str]] = {**addresses, **secrets}
     created: dict[str, pulumi.CustomResource] = {}
     namespaces: dict[tuple[str, str], pulumi.CustomResource] = {}
     batches = [(cluster, manifests, parent) for cluster, manifests in rendered.clusters.items()]
@@ -69,11 +72,25 @@ def register_placed(rendered: Rendered, targets: Mapping[str, Target], gateway: 
             if owner is gateway:
                 after.append(gateway.gateway)  # type: ignore[union-attr]
             name = manifest_name(cluster, manifest)
-            created[name] = kubernetes_object(name, substitute(manifest, replacements), ResourceOptions(
+            resolved = substitute(_backend_endpoints(manifest, addresses), replacements)
+            created[name] = kubernetes_object(name, resolved, ResourceOptions(
                 parent=owner, provider=target.provider, depends_on=after, deleted_with=target.anchor))
             if manifest["kind"] == "Namespace":
                 namespaces[(cluster, manifest["metadata"]["name"])] = created[name]
     return created
+
+
+def _backend_endpoints(manifest: Mapping[str, Any], addresses: Mapping[str, pulumi.Output[str]]) -> Mapping[str, Any]:
+    """A Backend whose endpoint is a cluster gateway's placeholder, with that endpoint deferred to the
+    address: `ip` for an IP literal (GKE and most on-premises load balancers), else `fqdn`."""
+    if manifest["kind"] != "Backend":
+        return manifest
+    endpoints: list[Any] = []
+    for endpoint in manifest["spec"]["endpoints"]:
+        host, port = endpoint.get("fqdn", {}).get("hostname"), endpoint.get("fqdn", {}).get("port")
+        endpoints.append(addresses[host].apply(lambda address, port=port: backend_object(
+            "", "", address, port)["spec"]["endpoints"][0]) if host in addresses else endpoint)
+    return {**manifest, "spec": {**manifest["spec"], "endpoints": endpoints}}
 
 
 def _unconfigured_secret(cluster: str, manifest: Mapping[str, Any], secrets: Mapping[str, Any]) -> bool:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from modelplane.api import Engine, Role
 from modelplane.scheduling.ledger import PoolKey, Trial
@@ -28,26 +29,31 @@ from modelplane.scheduling.reasons import Code, Reason
 from modelplane.scheduling.snapshot import ClusterView, PoolView
 
 
-@dataclass(frozen=True)
-class MemberOption:
+class MemberOption(NamedTuple):
     role: Role
     pool: PoolView
     nodes: int
     match: MemberMatch
 
 
-@dataclass(frozen=True)
 class EngineOption:
-    members: tuple[MemberOption, ...]
+    """Where each member of an engine would run; `needs` is its cost per pool, computed once
+    (options are built per engine and cluster in the scheduler's hot path)."""
+
+    __slots__ = ("members", "_needs")
+
+    def __init__(self, members: tuple[MemberOption, ...]):
+        self.members = members
+        needs: dict[PoolKey, int] = {}
+        for member in members:
+            needs[member.pool.key] = needs.get(member.pool.key, 0) + member.nodes
+        self._needs = tuple(needs.items())
 
     def needs(self) -> dict[PoolKey, int]:
-        needs: dict[PoolKey, int] = {}
-        for member in self.members:
-            needs[member.pool.key] = needs.get(member.pool.key, 0) + member.nodes
-        return needs
+        return dict(self._needs)
 
     def fits(self, trial: Trial) -> bool:
-        return all(trial.free(pool) >= nodes for pool, nodes in self.needs().items())
+        return all(trial.free(pool) >= nodes for pool, nodes in self._needs)
 
     def placement(self) -> dict[Role, MemberPlacement]:
         return {m.role: MemberPlacement(pool=m.pool.name, nodes=m.nodes, requests=m.match.claimed())
@@ -60,6 +66,10 @@ class EngineOptions:
     split: tuple[EngineOption, ...]
     failed: tuple[tuple[Miss, PoolView], ...]
     fabric_blocked: Reason | None
+    unexamined: tuple[PoolView, ...]
+    """Pools whose class no member can claim on (the prefilter said so); why is worked out on demand."""
+    engine: Engine
+    matcher: Matcher
 
     def choose(self, trial: Trial) -> EngineOption | None:
         for option in self.single:
@@ -73,30 +83,31 @@ class EngineOptions:
     @property
     def misses(self) -> tuple[Reason, ...]:
         """Why each pool cannot host the engine whatever the capacity (for explain)."""
-        reasons = tuple(miss.at(pool) for miss, pool in self.failed)
+        late = [(result, pool) for pool in self.unexamined
+                if isinstance(result := _on_pool(self.engine, pool, self.matcher)[0], Miss)]
+        failed = sorted((*self.failed, *late), key=lambda miss_pool: miss_pool[1].name)
+        reasons = tuple(miss.at(pool) for miss, pool in failed)
         return (*reasons, self.fabric_blocked) if self.fabric_blocked else reasons
 
 
-def engine_options(engine: Engine, cluster: ClusterView, matcher: Matcher) -> EngineOptions:
+def engine_options(engine: Engine, cluster: ClusterView, matcher: Matcher, usable: frozenset[str]) -> EngineOptions:
+    """The engine's options on the cluster; `usable` (a superset of the classes some member can
+    claim on) lets pools of other classes be skipped without matching."""
     single: list[EngineOption] = []
     failed: list[tuple[Miss, PoolView]] = []
+    unexamined: list[PoolView] = []
     claiming: list[list[MemberOption]] = [[] for _ in engine.members]
     for pool in cluster.pools:
-        options: list[MemberOption] = []
-        for index, member in enumerate(engine.members):
-            match = matcher.match_class(member.node_selector, pool)
-            if isinstance(match, Miss):
-                failed.append((match, pool))
-                break
-            option = MemberOption(member.role, pool, member.pods * engine.copies if match.claims_dra else 0, match)
-            options.append(option)
-            if match.claims_dra and member.node_selector is not None:
-                claiming[index].append(option)
+        if pool.class_name not in usable:
+            unexamined.append(pool)
+            continue
+        result, members = _on_pool(engine, pool, matcher)
+        if isinstance(result, Miss):
+            failed.append((result, pool))
         else:
-            if any(option.match.claims_dra for option in options):
-                single.append(EngineOption(tuple(options)))
-            else:
-                failed.append((_synthetic_only(engine.name, pool), pool))
+            single.append(result)
+        for index, option in members:
+            claiming[index].append(option)
     split, blocked = _splits(claiming) if len(engine.members) == 2 else ([], False)
     fabric = None
     if blocked and not split:
@@ -105,13 +116,32 @@ def engine_options(engine: Engine, cluster: ClusterView, matcher: Matcher) -> En
                         f"engine {engine.name}'s members match different pools, but those pools declare different "
                         "fabrics; a gang spans one fabric",
                         "give the pools the same fabric, or add a pool that can host the whole engine")
-    return EngineOptions(tuple(single), tuple(split), tuple(failed), fabric)
+    return EngineOptions(tuple(single), tuple(split), tuple(failed), fabric, tuple(unexamined), engine, matcher)
+
+
+def _on_pool(engine: Engine, pool: PoolView, matcher: Matcher
+             ) -> tuple[EngineOption | Miss, list[tuple[int, MemberOption]]]:
+    """The whole engine on one pool (or why not), and the members that claim there (split candidates)."""
+    options: list[MemberOption] = []
+    claiming: list[tuple[int, MemberOption]] = []
+    for index, member in enumerate(engine.members):
+        match = matcher.match_class(member.node_selector, pool)
+        if isinstance(match, Miss):
+            return match, claiming
+        option = MemberOption(member.role, pool, member.pods * engine.copies if match.claims_dra else 0, match)
+        options.append(option)
+        if match.claims_dra and member.node_selector is not None:
+            claiming.append((index, option))
+    if not claiming:
+        return _synthetic_only(engine.name, pool), claiming
+    return EngineOption(tuple(options)), claiming
 
 
 def _synthetic_only(engine: str, pool: PoolView) -> Miss:
     return Miss(Code.ONLY_SYNTHETIC, "matched only synthetic devices (nothing to claim)",
-                f"every request of engine {engine} resolves to a Synthetic device of class {pool.class_name}, so "
-                "its pods would claim no GPU", "request a device the class publishes with claim: DRA")
+                lambda: (f"every request of engine {engine} resolves to a Synthetic device of class "
+                         f"{pool.class_name}, so its pods would claim no GPU",
+                         "request a device the class publishes with claim: DRA"))
 
 
 def _splits(claiming: list[list[MemberOption]]) -> tuple[list[EngineOption], bool]:

@@ -9,6 +9,7 @@ deployments still get their turn.
 
 from __future__ import annotations
 
+from bisect import insort
 from collections import Counter
 
 from modelplane.api import ModelDeployment
@@ -27,19 +28,23 @@ def fill(run: Run, kept: list[Replica]) -> list[Replica]:
 
 
 def fill_deployment(run: Run, deployment: ModelDeployment, existing: list[Replica]) -> list[Replica]:
+    if len(existing) >= deployment.spec.replicas:
+        return []
     eligible = [c for c in run.snapshot.clusters
                 if run.ineligible(deployment, c, new=True) is None and run.could_fit(deployment, c)]
     counts = Counter(replica.cluster for replica in existing)
     taken = {(replica.cluster, replica.index) for replica in existing}
+    order = sorted((counts[c.name], c.name, position) for position, c in enumerate(eligible))
     placed: list[Replica] = []
     for _ in range(deployment.spec.replicas - len(existing)):
-        for cluster in sorted(eligible, key=lambda c: (counts[c.name], c.name)):
-            fit = run.fit(deployment, cluster)
+        for rank, (count, name, position) in enumerate(order):
+            fit = run.fit(deployment, eligible[position])
             if fit is not None:
-                index = next(i for i in range(len(taken) + 1) if (cluster.name, i) not in taken)
-                placed.append(run.commit(deployment, cluster.name, index, fit))
-                counts[cluster.name] += 1
-                taken.add((cluster.name, index))
+                index = next(i for i in range(len(taken) + 1) if (name, i) not in taken)
+                placed.append(run.commit(deployment, name, index, fit))
+                taken.add((name, index))
+                del order[rank]
+                insort(order, (count + 1, name, position))
                 break
         else:
             break  # nothing fits now; capacity only shrinks from here

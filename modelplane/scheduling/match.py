@@ -14,12 +14,13 @@ the `SelectorEvaluator` per (expression, device).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import NamedTuple
+from functools import cached_property
 
 from modelplane.api import Claim, DeviceRequest
 from modelplane.api.workload import NodeSelector
-from modelplane.cel import SelectorEvaluator
+from modelplane.cel import Evaluation, SelectorEvaluator
 from modelplane.scheduling.placement import ResolvedRequest
 from modelplane.scheduling.reasons import Code, Reason
 from modelplane.scheduling.snapshot import DeviceView, PoolView
@@ -31,7 +32,7 @@ class MemberMatch:
 
     resolved: tuple[tuple[DeviceRequest, DeviceView], ...] = ()
 
-    @property
+    @cached_property
     def claims_dra(self) -> bool:
         return any(device.claim is Claim.DRA for _, device in self.resolved)
 
@@ -54,8 +55,11 @@ class Matcher:
         # structural hash is too slow for the hot path). The list keeps the ids valid.
         self._canonical: dict[NodeSelector, int] = {}
         self._by_id: dict[int, int] = {}
-        self._alive: list[NodeSelector] = []
-        self._satisfied: dict[tuple[tuple[str, ...], int], bool] = {}
+        self._alive: list[object] = []
+        self._satisfying: dict[tuple[tuple[str, ...], str], list[DeviceView]] = {}
+        self._most: dict[tuple[str, ...], dict[str, tuple[int, int]]] = {}
+        self._request_cels: dict[int, tuple[str, ...]] = {}
+        self._evaluations: dict[tuple[str, int], Evaluation] = {}
 
     def match(self, selector: NodeSelector | None, pool: PoolView) -> MemberMatch | Reason:
         found = self.match_class(selector, pool)
@@ -82,7 +86,7 @@ class Matcher:
     def _match(self, selector: NodeSelector, class_name: str, devices: tuple[DeviceView, ...]) -> MemberMatch | Miss:
         candidates: list[list[DeviceView]] = []
         for request in selector.devices:
-            satisfying = [d for d in devices if self._satisfies(request, d)]
+            satisfying = self._satisfying_devices(request, class_name, devices)
             enough = [d for d in satisfying if d.count >= request.count]
             if not enough:
                 return self._request_miss(request, satisfying, class_name, devices)
@@ -91,17 +95,66 @@ class Matcher:
         if assignment is None:
             names = ", ".join(r.name for r in selector.devices)
             return Miss(Code.DEVICE_COUNT, "had too few devices per node for the member's requests together",
-                        f"requests {names} each match, but one node of class {class_name} has too few "
-                        "devices for all of them at once (requests of one member share a node's devices)",
-                        "lower the counts or use a class with more devices per node")
+                        lambda: (f"requests {names} each match, but one node of class {class_name} has too few "
+                                 "devices for all of them at once (requests of one member share a node's devices)",
+                                 "lower the counts or use a class with more devices per node"))
         return MemberMatch(tuple(zip(selector.devices, assignment)))
 
-    def _satisfies(self, request: DeviceRequest, device: DeviceView) -> bool:
-        """Every selector matches the device (memoized per selector list and snapshot device)."""
-        key = (tuple(s.cel for s in request.selectors), id(device))
-        found = self._satisfied.get(key)
+    def usable_classes(self, selector: NodeSelector | None, classes: dict[str, tuple[DeviceView, ...]]) -> frozenset[str]:
+        """A superset of the classes on which a member with this selector can match and claim a DRA
+        device: every request has a satisfying device with enough count there (ignoring how the
+        requests share a node), and some request can resolve to a DRA device. A cheap filter: it
+        never excludes a class where the member matches."""
+        if selector is None:
+            return frozenset()
+        matching: frozenset[str] | None = None
+        claiming: set[str] = set()
+        for request in selector.devices:
+            most = self._most_per_node(request, classes)
+            matching_here = {name for name, (any_count, _) in most.items() if any_count >= request.count}
+            matching = frozenset(matching_here) if matching is None else matching & matching_here
+            claiming.update(name for name, (_, dra_count) in most.items() if dra_count >= request.count)
+        return (matching or frozenset()) & claiming
+
+    def _most_per_node(self, request: DeviceRequest, classes: dict[str, tuple[DeviceView, ...]]
+                       ) -> dict[str, tuple[int, int]]:
+        """Per class: the largest count of a device satisfying the request's selectors, and of a DRA
+        one among them (memoized per selector list: requests differing in count share it)."""
+        key = self._cels(request)
+        found = self._most.get(key)
         if found is None:
-            found = self._satisfied[key] = all(self.evaluator.evaluate(cel, device.device).matched for cel in key[0])
+            found = self._most[key] = {}
+            for name, devices in classes.items():
+                satisfying = self._satisfying_devices(request, name, devices)
+                if satisfying:
+                    found[name] = (max(d.count for d in satisfying),
+                                   max((d.count for d in satisfying if d.claim is Claim.DRA), default=0))
+        return found
+
+    def _satisfying_devices(self, request: DeviceRequest, class_name: str,
+                            devices: tuple[DeviceView, ...]) -> list[DeviceView]:
+        """The class's devices that match every selector of the request, whatever its count
+        (memoized per selector list and class: requests differing only in count share it)."""
+        cels = self._cels(request)
+        key = (cels, class_name)
+        found = self._satisfying.get(key)
+        if found is None:
+            found = self._satisfying[key] = [d for d in devices if all(self._evaluate(cel, d).matched for cel in cels)]
+        return found
+
+    def _cels(self, request: DeviceRequest) -> tuple[str, ...]:
+        """The request's selector expressions (by object identity: requests live as long as the run)."""
+        found = self._request_cels.get(id(request))
+        if found is None:
+            found = self._request_cels[id(request)] = tuple(s.cel for s in request.selectors)
+            self._alive.append(request)
+        return found
+
+    def _evaluate(self, cel: str, device: DeviceView) -> Evaluation:
+        key = (cel, id(device.device))
+        found = self._evaluations.get(key)
+        if found is None:
+            found = self._evaluations[key] = self.evaluator.evaluate(cel, device.device)
         return found
 
     def _request_miss(self, request: DeviceRequest, satisfying: list[DeviceView], class_name: str,
@@ -109,18 +162,21 @@ class Matcher:
         if satisfying:
             best = max(satisfying, key=lambda d: d.count)
             return Miss(Code.DEVICE_COUNT, f"had too few devices per node for request {request.name}",
-                        f"request {request.name} wants {request.count} per node; device {best.name} of class "
-                        f"{class_name} has {best.count}",
-                        f"lower count to {best.count} or use a class with {request.count} devices per node")
-        closest = self._closest(request, devices)
-        if closest is None:
-            detail = f"class {class_name} has no devices"
-        else:
-            device, selector, why = closest
-            detail = (f"request {request.name}: no device of class {class_name} satisfies every selector; "
-                      f"the closest, device {device.name}, fails `{selector}`: {why}")
-        return Miss(Code.NO_MATCHING_DEVICE, f"had no device matching request {request.name}", detail,
-                    "relax the selector or add a pool whose class satisfies it")
+                        lambda: (f"request {request.name} wants {request.count} per node; device {best.name} of "
+                                 f"class {class_name} has {best.count}",
+                                 f"lower count to {best.count} or use a class with {request.count} devices per node"))
+
+        def describe() -> tuple[str, str]:
+            closest = self._closest(request, devices)
+            if closest is None:
+                detail = f"class {class_name} has no devices"
+            else:
+                device, selector, why = closest
+                detail = (f"request {request.name}: no device of class {class_name} satisfies every selector; "
+                          f"the closest, device {device.name}, fails `{selector}`: {why}")
+            return detail, "relax the selector or add a pool whose class satisfies it"
+
+        return Miss(Code.NO_MATCHING_DEVICE, f"had no device matching request {request.name}", describe)
 
     def _closest(self, request: DeviceRequest, devices: tuple[DeviceView, ...]) -> tuple[DeviceView, str, str] | None:
         """The device that passes the most selectors (first declared on ties), its first failing
@@ -129,7 +185,7 @@ class Matcher:
         for device in devices:
             passed, failure = 0, None
             for selector in request.selectors:
-                evaluation = self.evaluator.evaluate(selector.cel, device.device)
+                evaluation = self._evaluate(selector.cel, device)
                 if evaluation.matched:
                     passed += 1
                 elif failure is None:
@@ -139,16 +195,24 @@ class Matcher:
         return None if best is None else best[1:]
 
 
-class Miss(NamedTuple):
-    """A memoized class-level miss; `at(pool)` makes the Reason for one pool."""
+class Miss:
+    """A memoized class-level miss; `at(pool)` makes the Reason for one pool. Its detail and hint
+    (which selector failed on the closest device, and the value it read) cost CEL work, so they
+    are worked out once, and only when a Reason is asked for."""
 
-    code: Code
-    phrase: str
-    detail: str
-    hint: str
+    __slots__ = ("code", "phrase", "_describe", "_described")
+
+    def __init__(self, code: Code, phrase: str, describe: Callable[[], tuple[str, str]]):
+        self.code = code
+        self.phrase = phrase
+        self._describe = describe
+        self._described: tuple[str, str] | None = None
 
     def at(self, pool: PoolView) -> Reason:
-        return Reason(self.code, self.phrase, pool.cluster, pool.name, self.detail, self.hint)
+        if self._described is None:
+            self._described = self._describe()
+        detail, hint = self._described
+        return Reason(self.code, self.phrase, pool.cluster, pool.name, detail, hint)
 
 
 ASSIGN_BUDGET = 10_000
@@ -156,6 +220,8 @@ ASSIGN_BUDGET = 10_000
 
 def _assign(requests: tuple[DeviceRequest, ...], candidates: list[list[DeviceView]]) -> list[DeviceView] | None:
     """A device per request such that no device is asked for more than its count, or None."""
+    if len(requests) == 1:  # the common case: candidates were filtered to devices with enough count
+        return [candidates[0][0]]
     left: dict[str, int] = {}
     chosen: list[DeviceView] = []
     budget = [ASSIGN_BUDGET]

@@ -14,7 +14,7 @@ from modelplane.api import Engine, Fleet, ModelDeployment, Role, Workloads
 from modelplane.cel import SelectorEvaluator
 from modelplane.scheduling.engines import EngineOptions, engine_options
 from modelplane.scheduling.ledger import Ledger, PoolKey, Trial
-from modelplane.scheduling.match import Matcher, MemberMatch
+from modelplane.scheduling.match import Matcher
 from modelplane.scheduling.placement import MemberPlacement, Replica
 from modelplane.scheduling.reasons import Reason
 from modelplane.scheduling.rules import cache_not_staged, selector_mismatch, untolerated_taint
@@ -44,9 +44,14 @@ class Run:
 
     def ineligible(self, deployment: ModelDeployment, cluster: ClusterView, *, new: bool) -> Reason | None:
         """Rule 1 and the taint rules: why this cluster may not hold a (new, or retained) replica."""
-        return (selector_mismatch(cluster, deployment.spec.cluster_selector)
-                or cache_not_staged(cluster, self.workloads.cache_of(deployment))
-                or untolerated_taint(cluster, deployment.spec.tolerations, new=new))
+        spec = deployment.spec
+        cache = self.workloads.cache_of(deployment) if spec.model_cache_ref else None
+        # The checks are skipped outright when there is nothing to check: this runs for every
+        # (deployment, cluster) pair of the fleet.
+        return ((spec.cluster_selector and selector_mismatch(cluster, spec.cluster_selector))
+                or (cache and cache_not_staged(cluster, cache))
+                or (cluster.taints and untolerated_taint(cluster, spec.tolerations, new=new))
+                or None)
 
     def could_fit(self, deployment: ModelDeployment, cluster: ClusterView) -> bool:
         """A cheap, safe prefilter: False only when some engine has no pool on the cluster whose class
@@ -55,13 +60,12 @@ class Run:
         return all(not names.isdisjoint(self._usable_classes(engine)) for engine in deployment.spec.engines)
 
     def _usable_classes(self, engine: Engine) -> frozenset[str]:
-        """Classes on which some member of the engine matches and claims a DRA device."""
+        """A superset of the classes on which some member of the engine matches and claims a DRA
+        device (an engine claims on the pool of at least one of its members)."""
         found = self._usable.get(id(engine))
         if found is None:
-            found = self._usable[id(engine)] = frozenset(
-                name for name, devices in self.snapshot.classes.items()
-                if any(isinstance(match := self.matcher.match_devices(member.node_selector, name, devices),
-                                  MemberMatch) and match.claims_dra for member in engine.members))
+            found = self._usable[id(engine)] = frozenset().union(
+                *(self.matcher.usable_classes(member.node_selector, self.snapshot.classes) for member in engine.members))
         return found
 
     def options(self, deployment: ModelDeployment, engine_index: int, cluster: ClusterView) -> EngineOptions:
@@ -69,7 +73,7 @@ class Run:
         key = (id(engine), cluster.name)
         found = self._options.get(key)
         if found is None:
-            found = self._options[key] = engine_options(engine, cluster, self.matcher)
+            found = self._options[key] = engine_options(engine, cluster, self.matcher, self._usable_classes(engine))
         return found
 
     def fit(self, deployment: ModelDeployment, cluster: ClusterView) -> Fit | None:

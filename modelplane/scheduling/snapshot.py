@@ -23,9 +23,11 @@ class DeviceView:
     device: Device
 
     @classmethod
-    def of(cls, device: ClassDevice) -> DeviceView:
-        return cls(device.name, device.claim, device.device_class_name, device.count,
-                   Device.from_class_device(device.model_dump(by_alias=True, exclude_none=True)))
+    def of(cls, device: ClassDevice, interned: dict[Device, Device]) -> DeviceView:
+        """`interned` makes equal CEL devices of different classes one object, so per-run memos
+        keyed by object identity share their work."""
+        view = Device.from_class_device(device.model_dump(by_alias=True, exclude_none=True))
+        return cls(device.name, device.claim, device.device_class_name, device.count, interned.setdefault(view, view))
 
 
 @dataclass(frozen=True)
@@ -71,7 +73,8 @@ class Snapshot:
 
     @classmethod
     def of(cls, fleet: Fleet) -> Snapshot:
-        devices = {c.name: tuple(DeviceView.of(d) for d in c.spec.devices) for c in fleet.classes}
+        interned: dict[Device, Device] = {}
+        devices = {c.name: tuple(DeviceView.of(d, interned) for d in c.spec.devices) for c in fleet.classes}
         return cls(tuple(_cluster_view(cluster, devices) for cluster in fleet.clusters), devices)
 
 

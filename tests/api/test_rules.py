@@ -185,6 +185,10 @@ RULES = [
          edit(D, "  - name: e\n", "  - name: Engine_1\n"),
          [f"deployment.yaml:11: {MD}: spec.engines[0].name: 'Engine_1' is not a DNS label: use at most 63 "
           "lowercase letters, digits and '-', starting and ending with a letter or digit"]),
+    Rule("a deployment's name starts with a letter (it prefixes Service names)",
+         edit(D, "  name: m\n", "  name: 70b\n"),
+         ["deployment.yaml:4: ModelDeployment ml/70b: metadata.name: '70b' must start with a letter: it prefixes "
+          "Kubernetes Service names"]),
     Rule("copies are positive",
          edit(D, "copies: 1", "copies: 0"),
          [f"deployment.yaml:12: {MD}: spec.engines[0].copies: must be at least 1; got int 0"]),

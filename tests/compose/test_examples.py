@@ -22,8 +22,9 @@ from modelplane.compose import Rendered, render
 from modelplane.scheduling import Placement, place
 from tests.compose.schemas import problems
 
-EXAMPLES = sorted(path.name for path in (Path(__file__).resolve().parents[2] / "examples").iterdir() if path.is_dir())
 ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = sorted(path.parent.name for path in (ROOT / "examples").glob("*/fleet.yaml"))
+"""Every manifest set under examples/ (each has a fleet.yaml; other directories are not manifest sets)."""
 DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 
 
@@ -72,8 +73,33 @@ def test_every_replica_object_carries_the_modelplane_labels(example: tuple[str, 
         for m in ms:
             labels = m["metadata"].get("labels", {})
             assert labels.get("app.kubernetes.io/managed-by") == "modelplane", m["metadata"]["name"]
-            if m["kind"] in ("Deployment", "LeaderWorkerSet", "ResourceClaimTemplate", "HTTPRoute", "InferencePool"):
+            if "modelplane.ai/service" in labels:  # a ModelService's route on this cluster
+                assert m["kind"] == "HTTPRoute" and "modelplane.ai/cluster" in labels, m["metadata"]["name"]
+            elif m["kind"] in ("Deployment", "LeaderWorkerSet", "ResourceClaimTemplate", "HTTPRoute", "InferencePool"):
                 assert {"modelplane.ai/deployment", "modelplane.ai/cluster", "modelplane.ai/replica-index"} <= set(labels)
+
+
+def test_every_example_renders_without_warnings(example: tuple[str, Rendered]) -> None:
+    _, rendered = example
+    assert [f"{problem.code}: {problem.message}" for problem in rendered.warnings] == []
+
+
+def test_the_multi_cloud_provider_gets_the_openai_paths_at_its_root() -> None:
+    """`/ml-team/qwen3/v1/chat/completions` reaches the provider as `/v1/chat/completions`."""
+    rendered = rendered_example("multi-cloud")
+    [rule] = next(m for m in rendered.gateway if m["kind"] == "HTTPRoute" and m["metadata"]["name"] == "qwen3")["spec"]["rules"]
+    assert rule["filters"] == [{"type": "URLRewrite", "urlRewrite": {
+        "path": {"type": "ReplacePrefixMatch", "replacePrefixMatch": "/"}}}]
+    assert {ref["name"]: ref["filters"] for ref in rule["backendRefs"]}["external-qwen3-8b-hosted"] == [
+        {"type": "URLRewrite", "urlRewrite": {"hostname": "api.inference-provider.example.com"}}]
+
+
+@pytest.mark.parametrize("example", ["prefill-decode", "multi-cloud"])
+def test_the_decode_engine_serves_beside_the_routing_sidecar(example: str) -> None:
+    decode = next(m for ms in rendered_example(example).clusters.values() for m in ms
+                  if m["kind"] == "Deployment" and m["metadata"]["name"].endswith("-decode"))["spec"]["template"]["spec"]
+    assert "--port=8200" in decode["containers"][0]["args"]
+    assert decode["initContainers"][0]["args"][:2] == ["--port=8000", "--vllm-port=8200"]
 
 
 def test_two_runs_give_byte_identical_files() -> None:

@@ -25,12 +25,14 @@ import dill
 import pulumi
 import yaml
 from pulumi.runtime import settings as runtime_settings
+from pulumi.runtime.mocks import MockMonitor
 
 ROOT = Path(__file__).resolve().parents[2]
 MAIN = ROOT / "__main__.py"
 DEV_STACK = ROOT / "stacks" / "Pulumi.dev.yaml"
 SECRET_SIG = "4dabf18193072939515e22adb298388d"
-KUBECONFIG = "apiVersion: v1\nkind: Config\n# onprem-test-kubeconfig-7f3a9c\nusers: [{name: admin, user: {token: s3cr3t-onprem-token}}]\n"
+KUBECONFIG = ("apiVersion: v1\nkind: Config\n# onprem-test-kubeconfig-7f3a9c\n"
+              "users: [{name: admin, user: {token: s3cr3t-onprem-token}}]\n")
 HF_TOKEN = "hf_test_token_0123456789"
 SECRET_VALUES = (KUBECONFIG, "s3cr3t-onprem-token", HF_TOKEN)
 
@@ -173,7 +175,16 @@ def dev_config(**overrides: Any) -> tuple[dict[str, str], list[str]]:
 class Run:
     engine: Engine
     outputs: dict[str, Any]
+    """The stack outputs; in a preview only the known ones."""
     logs: list[str]
+    """Everything the program logged (pulumi.log.*)."""
+    urns: list[str]
+    """Every registered resource's URN (it carries the parent chain)."""
+
+    def urn(self, name: str) -> str:
+        found = [urn for urn in self.urns if urn.endswith(f"::{name}")]
+        assert len(found) == 1, f"{len(found)} URNs for {name}"
+        return found[0]
 
 
 def run_program(engine: Engine, config: tuple[dict[str, str], list[str]] | None = None) -> Run:
@@ -184,7 +195,9 @@ def run_program(engine: Engine, config: tuple[dict[str, str], list[str]] | None 
     logger.propagate = False
     logger.handlers = [_Collect(logs)]
     runtime_settings.set_root_resource(None)  # a fresh Stack per run
-    pulumi.runtime.set_mocks(engine, project="modelplane", stack="dev", preview=engine.preview, logger=logger)
+    monitor = MockMonitor(engine)
+    pulumi.runtime.set_mocks(engine, project="modelplane", stack="dev", preview=engine.preview, logger=logger,
+                             monitor=monitor)
     pulumi.runtime.set_all_config(values, secret_keys)
     outputs: dict[str, Any] = {}
 
@@ -197,7 +210,7 @@ def run_program(engine: Engine, config: tuple[dict[str, str], list[str]] | None 
                                    for key, value in exported.items()))
 
     program()
-    return Run(engine, outputs, logs)
+    return Run(engine, outputs, logs, list(monitor.resources))
 
 
 class _Collect(logging.Handler):
