@@ -56,17 +56,21 @@ class ModelplaneArgs(TypedDict):
     """Values of the Secrets compose delivers; one without a value is not managed (a warning).
     Default: none."""
     gcp_project: NotRequired[str | None]
-    """Project of GKE clusters whose manifest names none (stack config `gcp:project`)."""
+    """Project of GKE clusters whose manifest names none (stack config `gcp:project`). Default: None
+    (an error if a GKE cluster's manifest names no project)."""
 
 
 class Modelplane(pulumi.ComponentResource):
     """GPU clusters across clouds, their serving stacks, the placement, the workloads and the fleet routing."""
 
     clusters: dict[str, InferenceCluster]
+    """Each cluster by name: its `kubeconfig` (secret) and `provider`, for your own resources."""
     serving_stacks: dict[str, ServingStack]
+    """Each cluster's serving stack by cluster name."""
     gateway: InferenceGateway | None
     """The fleet gateway, when the manifests declare an InferenceGateway."""
     placement: FleetPlacement
+    """The dynamic resource that keeps the placement in the stack's state."""
     placement_summary: pulumi.Output[dict[str, Any]]
     """Deployment -> `{"scheduled": "2/2", "replicas": ["cluster#index (engine: pool)", ...]}`."""
     service_urls: pulumi.Output[dict[str, str]]
@@ -95,8 +99,8 @@ class Modelplane(pulumi.ComponentResource):
                 "cluster": cluster.name, "addons": serving_stack(cluster, settings), "provider": built.provider,
                 "anchor": built.anchor}, child)
         self.gateway = None
-        gateway_cluster = fleet.gateway.spec.cluster if fleet.gateway else None
-        if fleet.gateway is not None and gateway_cluster is not None:
+        if fleet.gateway is not None:
+            gateway_cluster = fleet.gateway.spec.cluster
             self.gateway = InferenceGateway(f"{name}-gateway", {
                 "gateway": fleet.gateway, "services": manifests.workloads.services,
                 "provider": self.clusters[gateway_cluster].provider, "anchor": self.clusters[gateway_cluster].anchor,
@@ -118,7 +122,7 @@ class Modelplane(pulumi.ComponentResource):
                 if status.short:
                     pulumi.log.warn(f"{key}: {status.scheduled}/{status.desired} replicas scheduled\n"
                                     + "\n".join(status.reasons), self)
-            register_placed(rendered, targets, self.gateway, gateway_cluster, secrets, self)
+            register_placed(rendered, targets, self.gateway, secrets, self)
             return summary(placement, manifests.workloads)
 
         self.placement_summary = known_placement(self.placement.placement).apply(converge)

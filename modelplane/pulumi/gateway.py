@@ -48,10 +48,13 @@ class InferenceGateway(pulumi.ComponentResource):
     """ModelService `namespace/name` -> its URL on the fleet gateway."""
     gateway: GatewayObject
     """The fleet Gateway resource (ModelService routes attach to it)."""
+    cluster: str
+    """The cluster the gateway runs on."""
 
     def __init__(self, name: str, args: InferenceGatewayArgs, opts: ResourceOptions | None = None):
         super().__init__("modelplane:index:InferenceGateway", name, {}, opts)
         spec = args["gateway"].spec
+        self.cluster = spec.cluster
         manifest = gateway_object(FLEET_GATEWAY, spec.port, spec.hostname)
         self.gateway = GatewayObject(manifest_name(spec.cluster, manifest), manifest, ResourceOptions(
             parent=self, provider=args["provider"], depends_on=list(args["after"]), deleted_with=args.get("anchor")))

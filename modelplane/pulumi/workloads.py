@@ -19,7 +19,7 @@ resources always show in `pulumi preview` and are never silently dropped.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -50,27 +50,25 @@ class Target:
 
 
 def register_placed(rendered: Rendered, targets: Mapping[str, Target], gateway: InferenceGateway | None,
-                    gateway_cluster: str | None, secrets: Mapping[str, pulumi.Input[str]],
-                    parent: pulumi.Resource) -> dict[str, pulumi.CustomResource]:
+                    secrets: Mapping[str, pulumi.Input[str]], parent: pulumi.Resource
+                    ) -> dict[str, pulumi.CustomResource]:
     """Register every rendered object; returns them by logical name."""
     addresses = {address_placeholder(cluster): target.gateway_address for cluster, target in targets.items()}
     replacements: dict[str, pulumi.Input[str]] = {**addresses, **secrets}
+    batches: list[tuple[str, Sequence[dict], pulumi.Resource, list[pulumi.Resource]]] = [
+        (cluster, manifests, parent, []) for cluster, manifests in rendered.clusters.items()]
+    if gateway is not None:
+        routes = [m for m in rendered.gateway if (m["kind"], m["metadata"]["name"]) != ("Gateway", FLEET_GATEWAY)]
+        batches.append((gateway.cluster, routes, gateway, [gateway.gateway]))
     created: dict[str, pulumi.CustomResource] = {}
     namespaces: dict[tuple[str, str], pulumi.CustomResource] = {}
-    batches = [(cluster, manifests, parent) for cluster, manifests in rendered.clusters.items()]
-    if gateway is not None and gateway_cluster is not None:
-        routes = tuple(m for m in rendered.gateway if not (m["kind"] == "Gateway"
-                                                           and m["metadata"]["name"] == FLEET_GATEWAY))
-        batches.append((gateway_cluster, routes, gateway))
-    for cluster, manifests, owner in batches:
+    for cluster, manifests, owner, first in batches:
         target = targets[cluster]
         for manifest in manifests:
             if _unconfigured_secret(cluster, manifest, secrets):
                 continue
             namespace = namespaces.get((cluster, manifest["metadata"].get("namespace", "")))
-            after = [target.after, *([namespace] if namespace is not None else [])]
-            if owner is gateway:
-                after.append(gateway.gateway)  # type: ignore[union-attr]
+            after = [target.after, *first, *([namespace] if namespace is not None else [])]
             name = manifest_name(cluster, manifest)
             resolved = substitute(_backend_endpoints(manifest, addresses), replacements)
             created[name] = kubernetes_object(name, resolved, ResourceOptions(
