@@ -168,10 +168,11 @@ def capacity_reasons(options: EngineOptions, trial: Trial, holders: Callable[[Po
             if free < nodes:
                 cluster, pool = pool_key
                 used = ", ".join(f"{d} ({n})" for d, n in holders(pool_key).items()) or "nobody"
-                pools = "+".join(m.pool.name for m in option.members) if len(option.members) > 1 else pool
+                split = sorted({m.pool.name for m in option.members})
+                where = f" (split over {'+'.join(split)})" if len(split) > 1 else ""
                 reasons.append(Reason(Code.INSUFFICIENT_NODES,
                                       f"had too few free nodes (needs {nodes}, has {max(free, 0)})", cluster, pool,
-                                      f"the engine needs {nodes} node(s) of pool {pool} (option {pools}), "
+                                      f"the engine needs {nodes} node(s) of pool {pool}{where}, "
                                       f"{max(free, 0)} free; held by {used}",
                                       f"raise the pool's maxNodeCount by {nodes - max(free, 0)} or free nodes",
                                       shortfall=nodes - max(free, 0)))
