@@ -2,7 +2,9 @@
 
 Order of work (DESIGN section 2, one direction):
 1. an `InferenceCluster` per cluster (GKE/EKS/Existing) -> kubeconfig, provider, RWX class;
-2. a `ServingStack` per cluster (compose's add-ons; they do not depend on the placement);
+2. a `ServingStack` per cluster (compose's add-ons, `compose.stack.serving_stack`: they do not
+   depend on the placement, so they are registered before it is known; converge asserts that
+   `render` agrees);
 3. the `InferenceGateway` on the cluster the InferenceGateway manifest names;
 4. the `FleetPlacement` dynamic resource: check() places every replica, sticky across runs;
 5. from the known placement (fails loudly when unknown): compose renders, and
@@ -116,12 +118,16 @@ class Modelplane(pulumi.ComponentResource):
 
         def converge(placement: Placement) -> dict[str, Any]:
             rendered = render(manifests, placement, settings)
+            assert all(addons == self.serving_stacks[cluster].addons for cluster, addons in rendered.addons.items()), (
+                "compose's serving stack no longer matches `serving_stack(cluster, settings)`, which the "
+                "ServingStacks were registered from before the placement was known")
             for warning in rendered.warnings:
                 pulumi.log.warn(str(warning), self)
             for key, status in placement.deployments.items():
                 if status.short:
                     pulumi.log.warn(f"{key}: {status.scheduled}/{status.desired} replicas scheduled\n"
-                                    + "\n".join(status.reasons), self)
+                                    + "\n".join(status.reasons)
+                                    + f"\n(`modelplane explain {key} <manifests>` shows every cluster)", self)
             register_placed(rendered, targets, self.gateway, secrets, self)
             return summary(placement, manifests.workloads)
 

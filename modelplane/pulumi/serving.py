@@ -44,14 +44,17 @@ class ServingStack(pulumi.ComponentResource):
 
     gateway_address: pulumi.Output[str]
     """The external address (IP or host name) of the cluster's inference Gateway."""
+    addons: tuple[Addon, ...]
+    """The add-ons it installs, in order."""
     installed: dict[str, pulumi.Resource]
     """Each add-on's resource (the Helm release, the ConfigFile, or the last of its objects), by name."""
 
     def __init__(self, name: str, args: ServingStackArgs, opts: ResourceOptions | None = None):
         super().__init__("modelplane:index:ServingStack", name, {}, opts)
         self.installed = {}
+        self.addons = tuple(args["addons"])
         gateway: GatewayObject | None = None
-        for addon in args["addons"]:
+        for addon in self.addons:
             after = [self.installed[dependency] for dependency in addon.depends_on]
             options = ResourceOptions(parent=self, provider=args["provider"], depends_on=after,
                                       deleted_with=args.get("anchor"))

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import pulumi
@@ -86,9 +87,13 @@ def _backend_endpoints(manifest: Mapping[str, Any], addresses: Mapping[str, pulu
     endpoints: list[Any] = []
     for endpoint in manifest["spec"]["endpoints"]:
         host, port = endpoint.get("fqdn", {}).get("hostname"), endpoint.get("fqdn", {}).get("port")
-        endpoints.append(addresses[host].apply(lambda address, port=port: backend_object(
-            "", "", address, port)["spec"]["endpoints"][0]) if host in addresses else endpoint)
+        endpoints.append(addresses[host].apply(partial(_backend_endpoint, port=port)) if host in addresses
+                         else endpoint)
     return {**manifest, "spec": {**manifest["spec"], "endpoints": endpoints}}
+
+
+def _backend_endpoint(address: str, port: int) -> dict[str, Any]:
+    return backend_object("", "", address, port)["spec"]["endpoints"][0]
 
 
 def _unconfigured_secret(cluster: str, manifest: Mapping[str, Any], secrets: Mapping[str, Any]) -> bool:
