@@ -7,10 +7,17 @@ no I/O, no environment (DESIGN.md section 2). `Rendered.files()` lays the result
 `modelplane plan --render DIR`.
 """
 
-from modelplane.compose.cache import secret_placeholder
+from modelplane.compose.cache import secret_placeholder, storage_class
 from modelplane.compose.render import Rendered, render
-from modelplane.compose.routing import address_placeholder
+from modelplane.compose.routing import address_placeholder, backend_object
+from modelplane.compose.serving import replica_path
 from modelplane.compose.settings import Settings
-from modelplane.compose.stack import Addon, Install
+from modelplane.compose.stack import FLEET_GATEWAY, INFERENCE_GATEWAY, Addon, Install, gateway_object, serving_stack
 
-__all__ = ["Addon", "Install", "Rendered", "Settings", "address_placeholder", "render", "secret_placeholder"]
+# What the Pulumi layer needs before the placement is known (clusters' serving stacks and the fleet
+# Gateway are registered first) or once addresses are (Backends), besides `render` itself.
+__all__ = [
+    "FLEET_GATEWAY", "INFERENCE_GATEWAY", "Addon", "Install", "Rendered", "Settings", "address_placeholder",
+    "backend_object", "gateway_object", "render", "replica_path", "secret_placeholder", "serving_stack",
+    "storage_class",
+]

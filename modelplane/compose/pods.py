@@ -19,10 +19,9 @@ from __future__ import annotations
 from modelplane.api import Engine, Member, Role
 from modelplane.compose import cache, claims, names, prefill_decode
 from modelplane.compose.replica import ReplicaContext, serving_port
+from modelplane.compose.stack import GPU_TOLERATION
 from modelplane.scheduling import MemberPlacement
 
-GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
-"""GKE and EKS taint GPU nodes `nvidia.com/gpu` (NoSchedule) so only GPU workloads land on them."""
 SHM_VOLUME = "dshm"
 
 

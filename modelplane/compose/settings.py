@@ -59,8 +59,10 @@ class Settings:
     huggingface_hub_version: str = "2.4.0"
     """`huggingface_hub` from PyPI, whose `hf download --revision --local-dir` fills the cache."""
 
-    gke_rwx_storage_class: str = "standard-rwx"
-    """ReadWriteMany StorageClass for ModelCache volumes on GKE clusters (GKE's Filestore CSI class)."""
+    gke_rwx_storage_class: str = "modelplane-rwx"
+    """ReadWriteMany StorageClass for ModelCache volumes on GKE clusters: a Filestore CSI class the
+    GKE cluster component creates on the cluster's own network (GKE's built-in `standard-rwx` puts
+    Filestore on the project's `default` network, which the cluster's VPC cannot reach)."""
 
     eks_rwx_storage_class: str = "efs-sc"
     """ReadWriteMany StorageClass for ModelCache volumes on EKS clusters (an EFS CSI class the

@@ -33,6 +33,10 @@ FLEET_GATEWAY = "fleet"
 ENVOY_GATEWAY_CONTROLLER = "gateway.envoyproxy.io/gatewayclass-controller"
 GATEWAY_PORT = 80
 
+GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
+"""GKE and EKS taint GPU nodes `nvidia.com/gpu` (NoSchedule) so only GPU workloads land on them; the
+engines and the per-node agents that must run there (DRA kubelet plugin, NFD worker) tolerate it."""
+
 _AI_GATEWAY_NAMESPACE = "envoy-ai-gateway-system"
 # GKE installs the NVIDIA driver under this host path, not at the root.
 _GKE_DRIVER_ROOT = "/home/kubernetes/bin/nvidia"
@@ -103,12 +107,14 @@ def serving_stack(cluster: InferenceCluster, settings: Settings) -> tuple[Addon,
     lws = Addon(name="lws", chart="lws", repository="oci://registry.k8s.io/lws/charts",
                 version=settings.lws_version, namespace="lws-system")
     nfd = Addon(name="node-feature-discovery", chart="node-feature-discovery", repository="oci://registry.k8s.io/nfd/charts",
-                version=settings.nfd_version, namespace="node-feature-discovery")
+                version=settings.nfd_version, namespace="node-feature-discovery",
+                values={"worker": {"tolerations": [dict(GPU_TOLERATION)]}})
     driver_root = _GKE_DRIVER_ROOT if cluster.spec.cluster.source is ClusterSource.GKE else "/"
     dra = Addon(name="nvidia-dra-driver-gpu", chart="nvidia-dra-driver-gpu", repository="https://helm.ngc.nvidia.com/nvidia",
                 version=settings.dra_driver_version, namespace="nvidia-dra-driver-gpu",
                 values={"nvidiaDriverRoot": driver_root, "gpuResourcesEnabledOverride": True,
-                        "resources": {"gpus": {"enabled": True}, "computeDomains": {"enabled": False}}},
+                        "resources": {"gpus": {"enabled": True}, "computeDomains": {"enabled": False}},
+                        "kubeletPlugin": {"tolerations": [dict(GPU_TOLERATION)]}},
                 depends_on=(nfd.name,))
     gateway = Addon(name="inference-gateway", chart="", repository="", version="", namespace=SYSTEM_NAMESPACE,
                     objects=(namespace(SYSTEM_NAMESPACE), gateway_class(), gateway_object(INFERENCE_GATEWAY, GATEWAY_PORT)),

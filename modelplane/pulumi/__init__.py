@@ -31,13 +31,13 @@ from modelplane.pulumi.cluster import (
     InferenceClusterArgs,
 )
 from modelplane.pulumi.config import read_stack_config
-from modelplane.pulumi.fleet import DEFAULT_SETTINGS, Modelplane, ModelplaneArgs
+from modelplane.pulumi.fleet import Modelplane, ModelplaneArgs
 from modelplane.pulumi.gateway import InferenceGateway, InferenceGatewayArgs
 from modelplane.pulumi.placement import FleetPlacement, FleetPlacementArgs, PlacementProvider, PlacementUnknownError
 from modelplane.pulumi.serving import ServingStack, ServingStackArgs
 
 __all__ = [
-    "DEFAULT_SETTINGS", "ExistingCluster", "ExistingClusterArgs", "FleetPlacement", "FleetPlacementArgs",
+    "ExistingCluster", "ExistingClusterArgs", "FleetPlacement", "FleetPlacementArgs",
     "GpuPoolArgs", "InferenceCluster", "InferenceClusterArgs", "InferenceGateway", "InferenceGatewayArgs",
     "Modelplane", "ModelplaneArgs", "PlacementProvider", "PlacementUnknownError", "ServingStack",
     "ServingStackArgs", "read_stack_config",

@@ -5,7 +5,7 @@ Keys (namespace `modelplane` unless noted):
 - `strict`: true makes an unschedulable deployment an error. Default false.
 - one key per `compose.Settings` field, camelCase (`envoyGatewayVersion`, `lwsVersion`,
   `endpointPickerImage`, `gkeRwxStorageClass`, ...): overrides that pin. Unset keys keep
-  `fleet.DEFAULT_SETTINGS`.
+  `compose.Settings()`.
 - `secrets` (secret, set with `--path`): `secrets.<namespace>.<secret>.<key>` is the value of a
   Secret compose delivers, e.g. a ModelCache's Hugging Face token:
   `pulumi config set --secret --path 'modelplane:secrets.ml-team.hf-token.HF_TOKEN' hf_...`.
@@ -30,7 +30,7 @@ from pydantic.alias_generators import to_camel
 
 from modelplane.api import ClusterSource, ManifestErrors, Manifests, load
 from modelplane.compose import Settings
-from modelplane.pulumi.fleet import DEFAULT_SETTINGS, ModelplaneArgs, SecretKey
+from modelplane.pulumi.fleet import ModelplaneArgs, SecretKey
 
 NAMESPACE = "modelplane"
 
@@ -64,10 +64,10 @@ def load_manifests(project_dir: Path, paths: Any) -> Manifests:
 
 
 def settings(config: pulumi.Config) -> Settings:
-    """`DEFAULT_SETTINGS` with every `compose.Settings` field set in config overridden."""
+    """`compose.Settings()` with every field set in config overridden."""
     overrides = {field.name: value for field in fields(Settings)
                  if (value := config.get(to_camel(field.name))) is not None}
-    return replace(DEFAULT_SETTINGS, **overrides)
+    return replace(Settings(), **overrides)
 
 
 def kubeconfigs(manifests: Manifests) -> dict[str, pulumi.Output[str]]:

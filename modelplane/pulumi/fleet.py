@@ -17,16 +17,13 @@ Stack outputs come from the attributes: `placement_summary` (where each replica 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
 from typing import Any, NotRequired, TypedDict
 
 import pulumi
 from pulumi import ResourceOptions
 
 from modelplane.api import Manifests, Workloads
-from modelplane.compose import Settings, render, secret_placeholder
-from modelplane.compose.cache import storage_class
-from modelplane.compose.stack import serving_stack
+from modelplane.compose import Settings, render, secret_placeholder, serving_stack, storage_class
 from modelplane.pulumi.cluster import RWX_STORAGE_CLASS, InferenceCluster, InferenceClusterArgs
 from modelplane.pulumi.gateway import InferenceGateway
 from modelplane.pulumi.names import cluster_name
@@ -35,11 +32,6 @@ from modelplane.pulumi.serving import ServingStack
 from modelplane.pulumi.workloads import Target, register_placed
 from modelplane.report import where
 from modelplane.scheduling import Placement
-
-DEFAULT_SETTINGS = replace(Settings(), gke_rwx_storage_class=RWX_STORAGE_CLASS)
-"""compose's pins, except the GKE ReadWriteMany class: GKE's built-in `standard-rwx` provisions
-Filestore on the project's `default` network, which the cluster's own VPC cannot reach, so GKE
-clusters get a `modelplane-rwx` class on their network instead."""
 
 SecretKey = tuple[str, str, str]
 """(namespace, Secret name, key) of a Secret compose delivers (e.g. a ModelCache's authSecret)."""
@@ -51,7 +43,7 @@ class ModelplaneArgs(TypedDict):
     strict: NotRequired[bool]
     """True: an unschedulable deployment is an error. Default: False (a warning; the rest converges)."""
     settings: NotRequired[Settings]
-    """Pinned images and chart versions of the serving stack. Default: `DEFAULT_SETTINGS`."""
+    """Pinned images and chart versions of the serving stack. Default: `compose.Settings()`."""
     kubeconfigs: NotRequired[Mapping[str, pulumi.Input[str]]]
     """Existing cluster name -> its kubeconfig (secret). Required for every Existing cluster."""
     secrets: NotRequired[Mapping[SecretKey, pulumi.Input[str]]]
@@ -83,7 +75,7 @@ class Modelplane(pulumi.ComponentResource):
     def __init__(self, name: str, args: ModelplaneArgs, opts: ResourceOptions | None = None):
         super().__init__("modelplane:index:Modelplane", name, {}, opts)
         manifests = args["manifests"]
-        settings = args.get("settings", DEFAULT_SETTINGS)
+        settings = args.get("settings", Settings())
         kubeconfigs = args.get("kubeconfigs", {})
         fleet = manifests.fleet
         child = ResourceOptions(parent=self)

@@ -20,8 +20,7 @@ from pulumi import ResourceOptions
 
 from modelplane.api import InferenceGateway as GatewayManifest
 from modelplane.api import ModelService
-from modelplane.compose.serving import replica_path
-from modelplane.compose.stack import FLEET_GATEWAY, gateway_object
+from modelplane.compose import FLEET_GATEWAY, gateway_object, replica_path
 from modelplane.pulumi.kube import GatewayObject
 from modelplane.pulumi.names import manifest_name
 

@@ -21,8 +21,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 from pulumi import ResourceOptions
 
-from modelplane.compose import Addon, Install
-from modelplane.compose.stack import INFERENCE_GATEWAY
+from modelplane.compose import INFERENCE_GATEWAY, Addon, Install
 from modelplane.pulumi.kube import GatewayObject, kubernetes_object
 from modelplane.pulumi.names import manifest_name
 

@@ -28,9 +28,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 from pulumi import ResourceOptions
 
-from modelplane.compose import Rendered, address_placeholder, secret_placeholder
-from modelplane.compose.routing import backend_object
-from modelplane.compose.stack import FLEET_GATEWAY
+from modelplane.compose import FLEET_GATEWAY, Rendered, address_placeholder, backend_object, secret_placeholder
 from modelplane.pulumi.gateway import InferenceGateway
 from modelplane.pulumi.kube import kubernetes_object, substitute
 from modelplane.pulumi.names import manifest_name

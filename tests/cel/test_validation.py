@@ -98,6 +98,10 @@ def _nested(depth: int) -> str:
     return body
 
 
+HANG = 10.0
+"""Seconds only a hang crosses. Not a performance target (benchmarks/cel_eval.py has the figures):
+these tests prove that pathological input ends, with the error it deserves."""
+
 PATHOLOGICAL = [
     # validation_test.go "CEL-cost" (with int('1'.find(...)), a regex-library call, replaced by arithmetic).
     Pathological("seven nested comprehensions exceed the cost limit", _nested(7), "too complex, exceeds cost limit"),
@@ -109,11 +113,11 @@ PATHOLOGICAL = [
 
 
 @pytest.mark.parametrize("case", PATHOLOGICAL, ids=lambda c: c.name)
-def test_pathological_rejected_quickly(case: Pathological) -> None:
+def test_pathological_input_is_rejected_and_ends(case: Pathological) -> None:
     start = time.perf_counter()
     with pytest.raises(SelectorError, match=case.message):
         check_selector(case.cel)
-    assert time.perf_counter() - start < 0.5
+    assert time.perf_counter() - start < HANG
 
 
 def test_runtime_budget_stops_what_the_estimate_let_through() -> None:
@@ -124,7 +128,7 @@ def test_runtime_budget_stops_what_the_estimate_let_through() -> None:
     check_selector(cel)
     start = time.perf_counter()
     result = SelectorEvaluator().evaluate(cel, Device.from_class_device(H100))
-    assert time.perf_counter() - start < 1.0
+    assert time.perf_counter() - start < HANG
     assert (result.matched, result.reason) == (False, f"error: evaluation exceeded the budget of {STEP_BUDGET} "
                                                       "steps; simplify the selector")
 
@@ -134,7 +138,7 @@ def test_two_nested_comprehensions_pass_and_finish() -> None:
     check_selector(cel)
     start = time.perf_counter()
     assert SelectorEvaluator().evaluate(cel, Device.from_class_device(H100)).matched
-    assert time.perf_counter() - start < 0.5
+    assert time.perf_counter() - start < HANG
 
 
 def test_three_nested_comprehensions_pass_admission_but_not_the_budget() -> None:

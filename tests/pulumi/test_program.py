@@ -3,7 +3,7 @@
 `up` runs it as `pulumi up` would (the dynamic provider checked and created, clouds returning
 computed outputs); `preview` as the first `pulumi preview` of a new stack, when no cluster exists
 yet and every kubeconfig and gateway address is unknown. Expected values come from the demo
-manifests (examples/multi-cloud), compose's pins (`DEFAULT_SETTINGS`) and the placement the CLI
+manifests (examples/multi-cloud), compose's pins (`Settings()`) and the placement the CLI
 plans for the same manifests.
 """
 
@@ -17,7 +17,8 @@ from typing import Any
 import pytest
 
 from modelplane.api import load
-from modelplane.pulumi import DEFAULT_SETTINGS, PlacementUnknownError
+from modelplane.compose import Settings
+from modelplane.pulumi import PlacementUnknownError
 from modelplane.report import where
 from modelplane.scheduling import place
 from tests.pulumi.harness import (
@@ -32,6 +33,8 @@ from tests.pulumi.harness import (
     run_program,
     unwrap,
 )
+
+PINS = Settings()
 
 DEMO = ROOT / "examples" / "multi-cloud"
 CLUSTERS = ("eks-us-west", "gke-us-central", "onprem-us-east")
@@ -127,16 +130,16 @@ def test_eks_cluster_and_gpu_node_groups(up: Run) -> None:
     assert engine.named("eks-us-west-eks-efs-csi").inputs["addonName"] == "aws-efs-csi-driver"
     rwx = engine.named("eks-us-west-eks-rwx").inputs
     assert (rwx["metadata"]["name"], rwx["provisioner"], rwx["parameters"]["fileSystemId"]) == (
-        DEFAULT_SETTINGS.eks_rwx_storage_class, "efs.csi.aws.com", "eks-us-west-eks-efs-id")
+        PINS.eks_rwx_storage_class, "efs.csi.aws.com", "eks-us-west-eks-efs-id")
 
 
 def test_every_cluster_gets_the_pinned_serving_stack_on_its_provider(up: Run) -> None:
     releases = up.engine.of_type("kubernetes:helm.sh/v3:Release")
-    pins = {"envoy-gateway": DEFAULT_SETTINGS.envoy_gateway_version,
-            "envoy-ai-gateway-crds": DEFAULT_SETTINGS.ai_gateway_version,
-            "envoy-ai-gateway": DEFAULT_SETTINGS.ai_gateway_version, "lws": DEFAULT_SETTINGS.lws_version,
-            "node-feature-discovery": DEFAULT_SETTINGS.nfd_version,
-            "nvidia-dra-driver-gpu": DEFAULT_SETTINGS.dra_driver_version}
+    pins = {"envoy-gateway": PINS.envoy_gateway_version,
+            "envoy-ai-gateway-crds": PINS.ai_gateway_version,
+            "envoy-ai-gateway": PINS.ai_gateway_version, "lws": PINS.lws_version,
+            "node-feature-discovery": PINS.nfd_version,
+            "nvidia-dra-driver-gpu": PINS.dra_driver_version}
     for cluster in CLUSTERS:
         mine = {r.inputs["name"]: r for r in releases if r.name.startswith(f"{cluster}-serving-")}
         assert {name: r.inputs["version"] for name, r in mine.items()} == pins
@@ -144,7 +147,7 @@ def test_every_cluster_gets_the_pinned_serving_stack_on_its_provider(up: Run) ->
         assert mine["lws"].inputs["chart"] == "oci://registry.k8s.io/lws/charts/lws"
         assert mine["nvidia-dra-driver-gpu"].inputs["repositoryOpts"] == {"repo": "https://helm.ngc.nvidia.com/nvidia"}
         crds = up.engine.named(f"{cluster}-serving-gateway-api-inference-extension-crds")
-        assert crds.inputs["file"].endswith(f"/{DEFAULT_SETTINGS.inference_extension_version}/manifests.yaml")
+        assert crds.inputs["file"].endswith(f"/{PINS.inference_extension_version}/manifests.yaml")
     dra = {r.name: r.inputs["values"]["nvidiaDriverRoot"] for r in releases
            if r.inputs["name"] == "nvidia-dra-driver-gpu"}
     assert dra["gke-us-central-serving-nvidia-dra-driver-gpu"] == "/home/kubernetes/bin/nvidia"
