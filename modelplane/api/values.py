@@ -6,21 +6,23 @@ that loads is a class whose every capacity and version a selector can read.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from modelplane.cel.quantity import QuantityError, parse_quantity
 from modelplane.cel.semver import SemverError, parse_semver
 
 
-def check_quantity(value: str) -> str:
-    try:
-        parse_quantity(value)
-    except QuantityError as error:
-        raise ValueError(f"{value!r} is not a Kubernetes quantity ({error}); write e.g. 80Gi, 81559Mi, 1.5G or 400") from None
-    return value
+def _checker(parse: Callable[[str], Any], error: type[ValueError], what: str, examples: str) -> Callable[[str], str]:
+    def check(value: str) -> str:
+        try:
+            parse(value)
+        except error as problem:
+            raise ValueError(f"{value!r} is not {what} ({problem}); write e.g. {examples}") from None
+        return value
+
+    return check
 
 
-def check_version(value: str) -> str:
-    try:
-        parse_semver(value)
-    except SemverError as error:
-        raise ValueError(f"{value!r} is not a semantic version ({error}); write e.g. 9.0.0 or 1.2.3-rc.1") from None
-    return value
+check_quantity = _checker(parse_quantity, QuantityError, "a Kubernetes quantity", "80Gi, 81559Mi, 1.5G or 400")
+check_version = _checker(parse_semver, SemverError, "a semantic version", "9.0.0 or 1.2.3-rc.1")

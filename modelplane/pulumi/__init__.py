@@ -24,6 +24,7 @@ and `modelplane.api`.
 """
 
 from modelplane.pulumi.cluster import (
+    ClusterComponent,
     ExistingCluster,
     ExistingClusterArgs,
     GpuPoolArgs,
@@ -37,7 +38,7 @@ from modelplane.pulumi.placement import FleetPlacement, FleetPlacementArgs, Plac
 from modelplane.pulumi.serving import ServingStack, ServingStackArgs
 
 __all__ = [
-    "ExistingCluster", "ExistingClusterArgs", "FleetPlacement", "FleetPlacementArgs",
+    "ClusterComponent", "ExistingCluster", "ExistingClusterArgs", "FleetPlacement", "FleetPlacementArgs",
     "GpuPoolArgs", "InferenceCluster", "InferenceClusterArgs", "InferenceGateway", "InferenceGatewayArgs",
     "Modelplane", "ModelplaneArgs", "PlacementProvider", "PlacementUnknownError", "ServingStack",
     "ServingStackArgs", "read_stack_config",

@@ -119,6 +119,19 @@ def rwx_storage_class(name: str, class_name: str, provisioner: str, parameters: 
         opts=ResourceOptions(parent=parent, provider=provider, deleted_with=cluster))
 
 
+class ClusterComponent(pulumi.ComponentResource):
+    """The outputs every cluster component exposes (see the module docstring)."""
+
+    kubeconfig: pulumi.Output[str]
+    """The kubeconfig, secret."""
+    provider: k8s.Provider
+    """The cluster's Kubernetes provider (stable `cluster_identifier`)."""
+    storage_class_name: str | None
+    """The ReadWriteMany StorageClass for ModelCache volumes, or None."""
+    anchor: pulumi.Resource
+    """What the cluster's workloads are `deleted_with`."""
+
+
 class ExistingClusterArgs(TypedDict):
     name: str
     """The cluster's name in the fleet (the InferenceCluster's metadata.name)."""
@@ -130,17 +143,9 @@ class ExistingClusterArgs(TypedDict):
     support ReadWriteMany; compose warns)."""
 
 
-class ExistingCluster(pulumi.ComponentResource):
-    """A cluster you already run, reached by kubeconfig. Label its GPU nodes `modelplane.ai/pool=<pool>`."""
-
-    kubeconfig: pulumi.Output[str]
-    """The kubeconfig, secret."""
-    provider: k8s.Provider
-    """The cluster's Kubernetes provider (stable `cluster_identifier`)."""
-    storage_class_name: str | None
-    """The ReadWriteMany StorageClass for ModelCache volumes, or None."""
-    anchor: pulumi.Resource
-    """What the cluster's workloads are `deleted_with`: the provider."""
+class ExistingCluster(ClusterComponent):
+    """A cluster you already run, reached by kubeconfig. Label its GPU nodes `modelplane.ai/pool=<pool>`.
+    Its `anchor` is its provider."""
 
     def __init__(self, name: str, args: ExistingClusterArgs, opts: ResourceOptions | None = None):
         super().__init__("modelplane:index:ExistingCluster", name, {}, opts)
@@ -169,17 +174,8 @@ class InferenceClusterArgs(TypedDict):
     `eks_rwx_storage_class`). Default: `modelplane-rwx`. An Existing cluster's manifest names its own."""
 
 
-class InferenceCluster(pulumi.ComponentResource):
+class InferenceCluster(ClusterComponent):
     """A GPU cluster of the fleet, built from its InferenceCluster manifest on GKE, EKS or an existing cluster."""
-
-    kubeconfig: pulumi.Output[str]
-    """The kubeconfig, secret."""
-    provider: k8s.Provider
-    """The cluster's Kubernetes provider (stable `cluster_identifier`)."""
-    storage_class_name: str | None
-    """The ReadWriteMany StorageClass for ModelCache volumes, or None."""
-    anchor: pulumi.Resource
-    """What the cluster's workloads are `deleted_with`."""
 
     def __init__(self, name: str, args: InferenceClusterArgs, opts: ResourceOptions | None = None):
         super().__init__("modelplane:index:InferenceCluster", name, {}, opts)

@@ -38,6 +38,7 @@ from modelplane.api import Fleet, Provider
 from modelplane.api import InferenceCluster as ClusterManifest
 from modelplane.pulumi.cluster import (
     RWX_STORAGE_CLASS,
+    ClusterComponent,
     GpuPoolArgs,
     gpu_pools,
     kubernetes_provider,
@@ -85,17 +86,11 @@ def _assume(service: str, *actions: str) -> str:
         "Effect": "Allow", "Principal": {"Service": service}, "Action": list(actions or ("sts:AssumeRole",))}]})
 
 
-class EksCluster(pulumi.ComponentResource):
+class EksCluster(ClusterComponent):
     """An EKS cluster with NVIDIA GPU node groups, an EFS RWX class and a kubeconfig."""
 
-    kubeconfig: pulumi.Output[str]
-    """Kubeconfig using the `aws eks get-token` exec flow; secret."""
-    provider: k8s.Provider
-    """The cluster's Kubernetes provider (stable `cluster_identifier`)."""
     storage_class_name: str
     """The ReadWriteMany StorageClass on EFS (access-point provisioning)."""
-    anchor: pulumi.Resource
-    """The EKS cluster: the fleet's workloads on it are `deleted_with` it."""
     cluster: aws.eks.Cluster
     node_groups: dict[str, aws.eks.NodeGroup]
     """GPU node groups by pool name."""

@@ -36,6 +36,7 @@ from modelplane.api import Fleet, Provider
 from modelplane.api import InferenceCluster as ClusterManifest
 from modelplane.pulumi.cluster import (
     RWX_STORAGE_CLASS,
+    ClusterComponent,
     GpuPoolArgs,
     gpu_pools,
     kubernetes_provider,
@@ -91,17 +92,11 @@ def gke_args(cluster: ClusterManifest, fleet: Fleet, project: str | None) -> Gke
             "kubernetes_version": gke.kubernetes_version, "pools": gpu_pools(cluster, fleet, Provider.GKE)}
 
 
-class GkeCluster(pulumi.ComponentResource):
+class GkeCluster(ClusterComponent):
     """A GKE Standard cluster with DRA-ready GPU node pools, a Filestore RWX class and a kubeconfig."""
 
-    kubeconfig: pulumi.Output[str]
-    """Kubeconfig using the gke-gcloud-auth-plugin exec flow; secret."""
-    provider: k8s.Provider
-    """The cluster's Kubernetes provider (stable `cluster_identifier`)."""
     storage_class_name: str
     """The ReadWriteMany StorageClass on Filestore, on the cluster's own network."""
-    anchor: pulumi.Resource
-    """The GKE cluster: the fleet's workloads on it are `deleted_with` it."""
     cluster: gcp.container.Cluster
     node_pools: dict[str, gcp.container.NodePool]
     """GPU node pools by pool name."""
