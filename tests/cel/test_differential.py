@@ -133,7 +133,7 @@ def _both(expression: str, device: Device) -> tuple[tuple[str, ...], tuple[str, 
     return _outcome(lambda: fast(device)), _outcome(lambda: reference_evaluate(tree, device))
 
 
-@settings(max_examples=700, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=700, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(expressions(), devices)
 def test_fast_path_equals_reference(expression: str, device: Device) -> None:
     try:
@@ -144,7 +144,7 @@ def test_fast_path_equals_reference(expression: str, device: Device) -> None:
     assert fast == reference, expression
 
 
-@settings(max_examples=500, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(selectors(), devices)
 def test_fast_path_equals_reference_on_realistic_selectors(expression: str, device: Device) -> None:
     fast, reference = _both(expression, device)
