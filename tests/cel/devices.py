@@ -1,8 +1,17 @@
-"""Class devices in the InferenceClass shape, for the CEL tests: keyword defaults, one line each."""
+"""Class devices in the InferenceClass shape, for the CEL tests: keyword defaults, one line each;
+and the case type of the library tables (an expression and whether it matches)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
+
+
+@dataclass(frozen=True)
+class Expression:
+    name: str
+    cel: str
+    want: bool
 
 
 def gpu(memory: str, architecture: str, capability: str, *, driver: str = "gpu.nvidia.com",

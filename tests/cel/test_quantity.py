@@ -22,6 +22,7 @@ from modelplane.cel.quantity import (
     parse_quantity,
     quantity_from_int,
 )
+from tests.cel.devices import Expression
 
 
 @dataclass(frozen=True)
@@ -132,13 +133,6 @@ ORDER = [
 def test_compare(case: Order) -> None:
     assert parse_quantity(case.left).compare(parse_quantity(case.right)) == case.want
     assert (parse_quantity(case.left) == parse_quantity(case.right)) is (case.want == 0)
-
-
-@dataclass(frozen=True)
-class Expression:
-    name: str
-    cel: str
-    want: bool
 
 
 # library/quantity.go doc examples and quantity_test.go cases, evaluated as selectors.

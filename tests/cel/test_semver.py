@@ -16,6 +16,7 @@ import pytest
 
 from modelplane.cel import selector_matches
 from modelplane.cel.semver import SemverError, parse_semver
+from tests.cel.devices import Expression
 
 # semver.org item 11, in increasing order.
 PRECEDENCE = ["1.0.0-alpha", "1.0.0-alpha.1", "1.0.0-alpha.beta", "1.0.0-beta", "1.0.0-beta.2",
@@ -76,13 +77,6 @@ REJECTED = [
 def test_parse_rejects(name: str, text: str) -> None:
     with pytest.raises(SemverError):
         parse_semver(text)
-
-
-@dataclass(frozen=True)
-class Expression:
-    name: str
-    cel: str
-    want: bool
 
 
 # semverlib.go doc examples and compile_test.go "version_v".
