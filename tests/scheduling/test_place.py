@@ -244,3 +244,18 @@ def test_retained_replicas_are_charged_before_new_ones_are_placed() -> None:
     after = place(f, workloads(deployment("a-new"), deployment("z")), before)
     assert slots(after) == [("z", "a", 0)]
     assert after.deployments["ml/a-new"].scheduled == 0
+
+
+def test_a_plan_leaves_the_garbage_collector_as_it_found_it() -> None:
+    import gc
+
+    f, w = fleet(cluster("a")), workloads(deployment("m"))
+    assert gc.isenabled()
+    place(f, w)
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        place(f, w)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
