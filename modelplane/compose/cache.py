@@ -53,7 +53,7 @@ def staged_clusters(cache: ModelCache, fleet: Fleet, workloads: Workloads) -> tu
     if cache.spec.cluster_selector is not None:
         selector = cache.spec.cluster_selector
         return tuple(c.name for c in fleet.clusters if selector.matches(c.labels))
-    users = [d for d in workloads.deployments if workloads.cache_of(d) == cache]
+    users = [d for d in workloads.deployments if workloads.cache_of(d) is cache]
     return tuple(c.name for c in fleet.clusters
                  if any(d.spec.cluster_selector is None or d.spec.cluster_selector.matches(c.labels)
                         for d in users))

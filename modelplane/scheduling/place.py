@@ -18,12 +18,9 @@ Phases, in order:
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Iterator
-from contextlib import contextmanager
-
 from modelplane.api import Fleet, Workloads
 from modelplane.cel import SelectorEvaluator
+from modelplane.collector import collector_paused
 from modelplane.scheduling.explain import Explanation, diagnose
 from modelplane.scheduling.fill import fill
 from modelplane.scheduling.placement import DeploymentStatus, Placement, Replica
@@ -47,29 +44,12 @@ def explain(fleet: Fleet, workloads: Workloads, deployment: str, previous: Place
 
 def plan(fleet: Fleet, workloads: Workloads, previous: Placement | None = None, *,
          evaluator: SelectorEvaluator | None = None) -> tuple[Placement, Run]:
-    with _collector_paused():
+    with collector_paused():
         run = Run(fleet, workloads, evaluator)
         kept = retain(run, previous)
         placed = fill(run, kept)
         return report(run, [*kept, *placed]), run
 
-
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Pause Python's cyclic garbage collector for one run, then restore it as it was.
-
-    A run allocates millions of short-lived objects, which reference counting frees; each time they
-    trigger a full collection, the collector rescans every long-lived manifest object too (about a
-    third of a 1,000-deployment plan, benchmarks/plan_fleet.py). The few cycles a run makes are
-    collected once the collector resumes.
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def report(run: Run, replicas: list[Replica]) -> Placement:
