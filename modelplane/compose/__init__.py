@@ -8,16 +8,26 @@ no I/O, no environment (DESIGN.md section 2). `Rendered.files()` lays the result
 """
 
 from modelplane.compose.cache import secret_placeholder, storage_class
+from modelplane.compose.names import POOL as POOL_LABEL
 from modelplane.compose.render import Rendered, render
 from modelplane.compose.routing import address_placeholder, backend_object
 from modelplane.compose.serving import replica_path
 from modelplane.compose.settings import Settings
-from modelplane.compose.stack import FLEET_GATEWAY, INFERENCE_GATEWAY, Addon, Install, gateway_object, serving_stack
+from modelplane.compose.stack import (
+    FLEET_GATEWAY,
+    GPU_TOLERATION,
+    INFERENCE_GATEWAY,
+    Addon,
+    Install,
+    gateway_object,
+    serving_stack,
+)
 
-# What the Pulumi layer needs before the placement is known (clusters' serving stacks and the fleet
-# Gateway are registered first) or once addresses are (Backends), besides `render` itself.
+# What the Pulumi layer needs besides `render` itself: pieces registered before the placement is
+# known (serving stacks, the fleet Gateway), Backends once addresses are, and the node label and
+# GPU taint that the pods compose renders must match on the nodes it provisions.
 __all__ = [
-    "FLEET_GATEWAY", "INFERENCE_GATEWAY", "Addon", "Install", "Rendered", "Settings", "address_placeholder",
+    "FLEET_GATEWAY", "GPU_TOLERATION", "INFERENCE_GATEWAY", "POOL_LABEL", "Addon", "Install", "Rendered", "Settings", "address_placeholder",
     "backend_object", "gateway_object", "render", "replica_path", "secret_placeholder", "serving_stack",
     "storage_class",
 ]

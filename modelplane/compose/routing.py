@@ -48,7 +48,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from urllib.parse import urlsplit
 
-from modelplane.api import InferenceGateway, ModelEndpoint, ModelService
+from modelplane.api import API_VERSION, InferenceGateway, ModelEndpoint, ModelService
 from modelplane.compose import names, prefill_decode, serving, weights
 from modelplane.compose.findings import Finding
 from modelplane.compose.replica import ReplicaContext
@@ -77,7 +77,7 @@ def service_host(namespace: str, service: str) -> str:
 def endpoint_view(ctx: ReplicaContext, address: str) -> dict:
     """The ModelEndpoint of one placed replica."""
     path = serving.replica_path(ctx.namespace, ctx.name)
-    return {"apiVersion": "modelplane.ai/v1alpha1", "kind": "ModelEndpoint",
+    return {"apiVersion": API_VERSION, "kind": "ModelEndpoint",
             "metadata": {"name": ctx.name, "namespace": ctx.namespace, "labels": endpoint_labels(ctx)},
             "spec": {"url": f"http://{address}{path}", "rewritePath": path}}
 

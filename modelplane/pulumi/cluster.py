@@ -31,13 +31,13 @@ from pulumi import ResourceOptions
 
 from modelplane.api import ClusterSource, Fleet, Provider
 from modelplane.api import InferenceCluster as ClusterManifest
+from modelplane.compose import POOL_LABEL
 from modelplane.pulumi.names import provider_identifier
 
 if TYPE_CHECKING:  # the cloud modules are imported only when a cluster of theirs is built
     from modelplane.pulumi.eks import EksCluster
     from modelplane.pulumi.gke import GkeCluster
 
-POOL_LABEL = "modelplane.ai/pool"
 GPU_LABEL = "modelplane.ai/gpu"
 RWX_STORAGE_CLASS = "modelplane-rwx"
 """Default name of the ReadWriteMany StorageClass created on GKE/EKS clusters for ModelCache volumes."""

@@ -36,6 +36,7 @@ from pulumi import ResourceOptions
 
 from modelplane.api import Fleet, Provider
 from modelplane.api import InferenceCluster as ClusterManifest
+from modelplane.compose import GPU_TOLERATION
 from modelplane.pulumi.cluster import (
     RWX_STORAGE_CLASS,
     ClusterComponent,
@@ -48,7 +49,8 @@ from modelplane.pulumi.cluster import (
 from modelplane.pulumi.kubeconfig import eks_kubeconfig
 
 GPU_AMI = "AL2023_x86_64_NVIDIA"
-GPU_TAINT: aws.eks.NodeGroupTaintArgsDict = {"key": "nvidia.com/gpu", "value": "true", "effect": "NO_SCHEDULE"}
+GPU_TAINT: aws.eks.NodeGroupTaintArgsDict = {"key": GPU_TOLERATION["key"], "value": "true", "effect": "NO_SCHEDULE"}
+"""The taint the pods' `compose.stack.GPU_TOLERATION` tolerates (same key, NoSchedule)."""
 MANAGED = "arn:aws:iam::aws:policy/"
 NODE_POLICIES = ("AmazonEKSWorkerNodePolicy", "AmazonEKS_CNI_Policy", "AmazonEC2ContainerRegistryReadOnly")
 
