@@ -12,7 +12,6 @@ Workers, unique names); cross-object rules live in `refs.py`; warnings in `warni
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field, field_validator, model_validator
@@ -43,30 +42,21 @@ from modelplane.api.base import (
     bounded,
     require_unique,
 )
+from modelplane.cel import SelectorError, check_selector
 
 # Kubernetes' DRA limits (k8s.io/api/resource/v1: CELSelectorExpressionMaxLength, DeviceSelectorsMaxSize).
 MAX_SELECTOR_LENGTH = 10 * 1024
 MAX_SELECTORS = 32
 
 
-@lru_cache(maxsize=4096)
-def _selector_problem(expression: str) -> str | None:
-    """Compile once per distinct expression: fleets repeat the same selectors many times."""
-    from modelplane.cel import SelectorError, check_selector
-
+def check_cel(expression: str) -> str:
+    """Admit a selector as Kubernetes would (`modelplane.cel` compiles each distinct one once per process)."""
     try:
         check_selector(expression)
     except SelectorError as error:
         where = f" (line {error.line}, column {error.column})" if error.line and error.line > 1 else (
             f" (column {error.column})" if error.column else "")
-        return f"invalid CEL selector{where}: {error.message}"
-    return None
-
-
-def check_cel(expression: str) -> str:
-    problem = _selector_problem(expression)
-    if problem:
-        raise ValueError(problem)
+        raise ValueError(f"invalid CEL selector{where}: {error.message}") from None
     return expression
 
 

@@ -40,7 +40,6 @@ class Run:
         self.ledger = Ledger(self.snapshot)
         self._options: dict[tuple[int, str], EngineOptions] = {}
         self._usable: dict[int, frozenset[str]] = {}
-        self._class_names = {cluster.name: cluster.class_names for cluster in self.snapshot.clusters}
 
     def ineligible(self, deployment: ModelDeployment, cluster: ClusterView, *, new: bool) -> Reason | None:
         """Rule 1 and the taint rules: why this cluster may not hold a (new, or retained) replica."""
@@ -56,7 +55,7 @@ class Run:
     def could_fit(self, deployment: ModelDeployment, cluster: ClusterView) -> bool:
         """A cheap, safe prefilter: False only when some engine has no pool on the cluster whose class
         it could use at all (so `engine_options` there is empty whatever the capacity)."""
-        names = self._class_names[cluster.name]
+        names = cluster.class_names
         return all(not names.isdisjoint(self._usable_classes(engine)) for engine in deployment.spec.engines)
 
     def _usable_classes(self, engine: Engine) -> frozenset[str]:

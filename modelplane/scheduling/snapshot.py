@@ -9,6 +9,7 @@ keep the order the platform team declared (their order of preference).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 from modelplane.api import Claim, ClassDevice, Fleet, InferenceCluster, Taint
 from modelplane.cel import Device
@@ -51,7 +52,7 @@ class ClusterView:
     taints: tuple[Taint, ...]
     pools: tuple[PoolView, ...]
 
-    @property
+    @cached_property
     def class_names(self) -> frozenset[str]:
         return frozenset(pool.class_name for pool in self.pools)
 
