@@ -11,6 +11,13 @@ Keys (namespace `modelplane` unless noted):
   `pulumi config set --secret --path 'modelplane:secrets.ml-team.hf-token.HF_TOKEN' hf_...`.
 - each Existing cluster's kubeconfig, from the secret key its manifest names
   (`spec.cluster.existing.kubeconfig`; `onpremKubeconfig` means `modelplane:onpremKubeconfig`).
+- `servingStack`: true (default) installs each cluster's serving stack (Helm charts, CRDs); false
+  skips it on every cluster, or a map `{cluster: false}` skips it per cluster, for clusters that
+  already run Envoy Gateway, LeaderWorkerSet, the DRA driver and the CRDs (brownfield, or charts
+  that cannot be downloaded). modelplane's own GatewayClass and inference Gateway are still created.
+- `skipAwait`: true stops Pulumi waiting for workloads to become ready (`pulumi.com/skipAwait`):
+  for fleets that should not block `up` on model downloads, or clusters without kubelets. Gateways
+  still wait for their address, which routing needs. Default false.
 - `gcp:project`: the project of GKE clusters whose manifest names none. EKS clusters use the region
   their manifest names, with the standard AWS credential chain; `aws:region` configures the default
   AWS provider only.
@@ -20,6 +27,7 @@ config keys), so nothing secret reaches the placement's inputs.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import fields, replace
 from pathlib import Path
@@ -41,6 +49,8 @@ def read_stack_config(project_dir: Path) -> ModelplaneArgs:
     manifests = load_manifests(project_dir, config.require_object("manifests"))
     return {"manifests": manifests, "strict": config.get_bool("strict") or False,
             "settings": settings(config), "kubeconfigs": kubeconfigs(manifests),
+            "prerequisites_installed_on": prerequisites_installed_on(manifests, config.get("servingStack")),
+            "skip_await": config.get_bool("skipAwait") or False,
             "secrets": secrets(config.get_object("secrets") or {}),
             "gcp_project": pulumi.Config("gcp").get("project")}
 
@@ -68,6 +78,28 @@ def settings(config: pulumi.Config) -> Settings:
     overrides = {field.name: value for field in fields(Settings)
                  if (value := config.get(to_camel(field.name))) is not None}
     return replace(Settings(), **overrides)
+
+
+def prerequisites_installed_on(manifests: Manifests, text: str | None) -> frozenset[str]:
+    """The clusters whose serving stack is installed, from `modelplane:servingStack` (see the module
+    docstring): absent or true means all, false none, `{cluster: bool}` per cluster (default true)."""
+    clusters = frozenset(cluster.name for cluster in manifests.fleet.clusters)
+    try:
+        value = True if text is None else json.loads(text)
+    except json.JSONDecodeError:
+        value = text
+    if value is True:
+        return clusters
+    if value is False:
+        return frozenset()
+    if not isinstance(value, Mapping) or not all(isinstance(flag, bool) for flag in value.values()):
+        raise pulumi.RunError("modelplane:servingStack must be true, false or a map of cluster name -> true/false, "
+                              "e.g. pulumi config set --path 'modelplane:servingStack.onprem-us-east' false")
+    unknown = sorted(set(value) - clusters)
+    if unknown:
+        raise pulumi.RunError(f"modelplane:servingStack names clusters the manifests do not declare: "
+                              f"{', '.join(unknown)} (clusters: {', '.join(sorted(clusters))})")
+    return frozenset(name for name in clusters if value.get(name, True))
 
 
 def kubeconfigs(manifests: Manifests) -> dict[str, pulumi.Output[str]]:

@@ -49,6 +49,12 @@ class ModelplaneArgs(TypedDict):
     secrets: NotRequired[Mapping[SecretKey, pulumi.Input[str]]]
     """Values of the Secrets compose delivers; one without a value is not managed (a warning).
     Default: none."""
+    prerequisites_installed_on: NotRequired[frozenset[str]]
+    """The clusters whose serving stack (Helm charts, CRDs) the stack installs; on the others only
+    modelplane's own GatewayClass and inference Gateway are created. Default: every cluster."""
+    skip_await: NotRequired[bool]
+    """True: workloads and charts carry `pulumi.com/skipAwait` (Gateways still wait for their
+    address). Default: False."""
     gcp_project: NotRequired[str | None]
     """Project of GKE clusters whose manifest names none (stack config `gcp:project`). Default: None
     (an error if a GKE cluster's manifest names no project)."""
@@ -78,6 +84,8 @@ class Modelplane(pulumi.ComponentResource):
         settings = args.get("settings", Settings())
         kubeconfigs = args.get("kubeconfigs", {})
         fleet = manifests.fleet
+        skip_await = args.get("skip_await", False)
+        installed_on = args.get("prerequisites_installed_on", frozenset(c.name for c in fleet.clusters))
         child = ResourceOptions(parent=self)
 
         self.clusters, self.serving_stacks = {}, {}
@@ -91,7 +99,8 @@ class Modelplane(pulumi.ComponentResource):
             self.clusters[cluster.name] = built
             self.serving_stacks[cluster.name] = ServingStack(cluster_name(cluster.name, "serving"), {
                 "cluster": cluster.name, "addons": serving_stack(cluster, settings), "provider": built.provider,
-                "anchor": built.anchor}, child)
+                "anchor": built.anchor, "install_prerequisites": cluster.name in installed_on,
+                "skip_await": skip_await}, child)
         self.gateway = None
         if fleet.gateway is not None:
             gateway_cluster = fleet.gateway.spec.cluster
@@ -120,7 +129,7 @@ class Modelplane(pulumi.ComponentResource):
                     pulumi.log.warn(f"{key}: {status.scheduled}/{status.desired} replicas scheduled\n"
                                     + "\n".join(status.reasons)
                                     + f"\n(`modelplane explain {key} <manifests>` shows every cluster)", self)
-            register_placed(rendered, targets, self.gateway, secrets, self)
+            register_placed(rendered, targets, self.gateway, secrets, self, skip_await)
             return summary(placement, manifests.workloads)
 
         self.placement_summary = known_placement(self.placement.placement).apply(converge)

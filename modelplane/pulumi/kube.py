@@ -8,6 +8,9 @@
 - any other custom kind (LeaderWorkerSet, InferencePool, HTTPRoute, Backend, GatewayClass) is an
   `apiextensions.CustomResource`.
 A built-in kind missing from `TYPED` is a programming error (an assert), never a silent fallback.
+With `skip_await=True` the object carries `pulumi.com/skipAwait: "true"`, so Pulumi does not wait
+for it to become ready (no kubelets, or a fleet that should not block `up` on model downloads);
+a Gateway always waits, because its address is data the fleet routes need, not readiness.
 
 `substitute(value, replacements)` replaces placeholder strings (a cluster's gateway address, a
 secret's value) wherever they appear in leaf strings, whole or inside a URL, by the Outputs that
@@ -45,6 +48,7 @@ BUILT_IN_GROUPS = frozenset({"", "apps", "batch", "rbac.authorization.k8s.io", "
                              "policy", "networking.k8s.io", "scheduling.k8s.io", "autoscaling", "apiextensions.k8s.io"})
 GATEWAY_API = "gateway.networking.k8s.io/v1"
 WAIT_FOR_ADDRESS = {"pulumi.com/waitFor": "jsonpath={.status.addresses[0].value}"}
+SKIP_AWAIT = {"pulumi.com/skipAwait": "true"}
 
 
 class GatewayObject(pulumi.CustomResource):
@@ -65,9 +69,18 @@ class GatewayObject(pulumi.CustomResource):
         return self.status.apply(lambda status: status["addresses"][0]["value"])
 
 
-def kubernetes_object(name: str, manifest: Mapping[str, Any], opts: ResourceOptions) -> pulumi.CustomResource:
-    """The resource for one rendered manifest (see the module docstring for which class)."""
+def kubernetes_object(name: str, manifest: Mapping[str, Any], opts: ResourceOptions,
+                      skip_await: bool = False) -> pulumi.CustomResource:
+    """The resource for one rendered manifest (see the module docstring for which class and when it
+    waits)."""
     api_version, kind = manifest["apiVersion"], manifest["kind"]
+    if (api_version, kind) == (GATEWAY_API, "Gateway"):
+        assert set(manifest) <= {"apiVersion", "kind", "metadata", "spec"}, "a Gateway carries fields besides spec"
+        return GatewayObject(name, manifest, opts)
+    if skip_await:
+        metadata = manifest["metadata"]
+        manifest = {**manifest, "metadata": {**metadata, "annotations": {**metadata.get("annotations", {}),
+                                                                         **SKIP_AWAIT}}}
     typed = TYPED.get((api_version, kind))
     if typed is not None:
         unknown = sorted(set(manifest) - {"apiVersion", "kind", *FIELDS})
@@ -77,8 +90,6 @@ def kubernetes_object(name: str, manifest: Mapping[str, Any], opts: ResourceOpti
     group = api_version.rpartition("/")[0]
     assert group not in BUILT_IN_GROUPS, f"built-in kind {api_version} {kind} is missing from TYPED"
     assert set(manifest) <= {"apiVersion", "kind", "metadata", "spec"}, f"{kind} carries fields besides spec"
-    if (api_version, kind) == (GATEWAY_API, "Gateway"):
-        return GatewayObject(name, manifest, opts)
     return k8s.apiextensions.CustomResource(name, api_version=api_version, kind=kind, metadata=manifest["metadata"],
                                             spec=manifest.get("spec"), opts=opts)
 

@@ -8,6 +8,10 @@ Each `compose.Addon` becomes, by its `install`:
 - OBJECTS: the plain manifests, through `kube.kubernetes_object` (this is how the cluster's
   inference Gateway is created).
 Add-ons are registered in compose's order and each depends on the add-ons it names in `depends_on`.
+With `install_prerequisites=False` (stack config `servingStack`, for a cluster that already runs
+Envoy Gateway, LeaderWorkerSet, the DRA driver and the CRDs they bring) only the OBJECTS add-ons,
+modelplane's own namespace, GatewayClass and inference Gateway, are registered; dependencies on
+skipped add-ons are dropped. With `skip_await=True` nothing but the Gateway waits for readiness.
 The inference Gateway's address (an IP on GKE, a host name on EKS) is the `gateway_address` output,
 which the fleet gateway routes to.
 """
@@ -36,6 +40,12 @@ class ServingStackArgs(TypedDict):
     anchor: NotRequired[pulumi.Resource | None]
     """What the stack's resources are `deleted_with` (the cluster: deleting a cluster does not try to
     uninstall its add-ons first). Default: None."""
+    install_prerequisites: NotRequired[bool]
+    """False: the cluster already runs the charts and CRDs; register only modelplane's own objects.
+    Default: True."""
+    skip_await: NotRequired[bool]
+    """True: Helm releases and objects do not wait for readiness (the Gateway still waits for its
+    address). Default: False."""
 
 
 class ServingStack(pulumi.ComponentResource):
@@ -44,7 +54,7 @@ class ServingStack(pulumi.ComponentResource):
     gateway_address: pulumi.Output[str]
     """The external address (IP or host name) of the cluster's inference Gateway."""
     addons: tuple[Addon, ...]
-    """The add-ons it installs, in order."""
+    """compose's add-ons for the cluster, in order (those skipped included)."""
     installed: dict[str, pulumi.Resource]
     """Each add-on's resource (the Helm release, the ConfigFile, or the last of its objects), by name."""
 
@@ -52,19 +62,24 @@ class ServingStack(pulumi.ComponentResource):
         super().__init__("modelplane:index:ServingStack", name, {}, opts)
         self.installed = {}
         self.addons = tuple(args["addons"])
+        skip_await = args.get("skip_await", False)
+        install = args.get("install_prerequisites", True)
         gateway: GatewayObject | None = None
         for addon in self.addons:
-            after = [self.installed[dependency] for dependency in addon.depends_on]
+            if not install and addon.install is not Install.OBJECTS:
+                continue
+            after = [self.installed[dependency] for dependency in addon.depends_on if dependency in self.installed]
             options = ResourceOptions(parent=self, provider=args["provider"], depends_on=after,
                                       deleted_with=args.get("anchor"))
             if addon.install is Install.HELM:
-                self.installed[addon.name] = self._release(name, addon, options)
+                self.installed[addon.name] = self._release(name, addon, options, skip_await)
             elif addon.install is Install.MANIFEST:
                 self.installed[addon.name] = k8s.yaml.v2.ConfigFile(f"{name}-{addon.name}", file=addon.manifest_url,
-                                                                     opts=options)
+                                                                     skip_await=skip_await, opts=options)
             else:
                 for manifest in addon.objects:
-                    created = kubernetes_object(manifest_name(args["cluster"], manifest), manifest, options)
+                    created = kubernetes_object(manifest_name(args["cluster"], manifest), manifest, options,
+                                                skip_await)
                     if isinstance(created, GatewayObject) and manifest["metadata"]["name"] == INFERENCE_GATEWAY:
                         gateway = created
                     options = ResourceOptions.merge(options, ResourceOptions(depends_on=[created]))
@@ -74,9 +89,9 @@ class ServingStack(pulumi.ComponentResource):
         self.register_outputs({"gatewayAddress": self.gateway_address})
 
     @staticmethod
-    def _release(name: str, addon: Addon, options: ResourceOptions) -> k8s.helm.v3.Release:
+    def _release(name: str, addon: Addon, options: ResourceOptions, skip_await: bool) -> k8s.helm.v3.Release:
         oci = addon.repository.startswith("oci://")
         return k8s.helm.v3.Release(
             f"{name}-{addon.name}", name=addon.name, chart=addon.chart_ref, version=addon.version,
             namespace=addon.namespace, create_namespace=True, values=dict(addon.values),
-            repository_opts=None if oci else {"repo": addon.repository}, opts=options)
+            repository_opts=None if oci else {"repo": addon.repository}, skip_await=skip_await, opts=options)

@@ -9,7 +9,8 @@
 - a cluster's gateway address and a secret's value replace compose's placeholders (`substitute`);
   a fleet Backend aimed at a cluster's gateway gets an `ip` or an `fqdn` endpoint once the address
   is known, by compose's own rule (`routing.backend_object`). A Secret whose value is not
-  configured is not managed (a warning says which config key to set).
+  configured is not managed (a warning says which config key to set);
+- with `skip_await`, none of them waits for readiness (`kube.kubernetes_object`).
 
 It runs inside the placement Output's `apply`: the single, deliberate exception to "no resources
 in apply". The placement is known at preview (the engine returns the dynamic resource's checked
@@ -49,7 +50,7 @@ class Target:
 
 
 def register_placed(rendered: Rendered, targets: Mapping[str, Target], gateway: InferenceGateway | None,
-                    secrets: Mapping[str, pulumi.Input[str]], parent: pulumi.Resource
+                    secrets: Mapping[str, pulumi.Input[str]], parent: pulumi.Resource, skip_await: bool = False
                     ) -> dict[str, pulumi.CustomResource]:
     """Register every rendered object; returns them by logical name."""
     addresses = {address_placeholder(cluster): target.gateway_address for cluster, target in targets.items()}
@@ -71,7 +72,7 @@ def register_placed(rendered: Rendered, targets: Mapping[str, Target], gateway: 
             name = manifest_name(cluster, manifest)
             resolved = substitute(_backend_endpoints(manifest, addresses), replacements)
             created[name] = kubernetes_object(name, resolved, ResourceOptions(
-                parent=owner, provider=target.provider, depends_on=after, deleted_with=target.anchor))
+                parent=owner, provider=target.provider, depends_on=after, deleted_with=target.anchor), skip_await)
             if manifest["kind"] == "Namespace":
                 namespaces[(cluster, manifest["metadata"]["name"])] = created[name]
     return created
