@@ -21,6 +21,9 @@ if TYPE_CHECKING:
     from modelplane.scheduling import Placement
 
 
+STRICT_HELP = "reject documents of other API groups (by default each is skipped with a warning)"
+
+
 class InputError(Exception):
     """Bad input the user must fix; the message is printed as is and the exit code is 1."""
 
@@ -42,6 +45,7 @@ def _parser() -> argparse.ArgumentParser:
 
     validate = commands.add_parser("validate", help="load and validate manifests")
     validate.add_argument("paths", nargs="+", metavar="PATH", help="manifest files or directories")
+    validate.add_argument("--strict", action="store_true", help=STRICT_HELP)
     validate.set_defaults(command=_validate)
 
     plan = commands.add_parser("plan", help="place every replica and print where it runs")
@@ -50,6 +54,7 @@ def _parser() -> argparse.ArgumentParser:
     plan.add_argument("--format", choices=("table", "json", "markdown"), default="table")
     plan.add_argument("--out", metavar="FILE", help="write the result to FILE instead of standard output")
     plan.add_argument("--render", metavar="DIR", help="also write every cluster's Kubernetes manifests under DIR")
+    plan.add_argument("--strict", action="store_true", help=STRICT_HELP)
     plan.set_defaults(command=_plan)
 
     explain = commands.add_parser("explain", help="say why a deployment is placed as it is")
@@ -61,7 +66,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _validate(args: argparse.Namespace) -> int:
-    manifests = _load(args.paths)
+    manifests = _load(args.paths, args.strict)
     counts = manifests.counts()
     kinds = ", ".join(f"{n} {kind}" for kind, n in counts.items())
     print(f"ok: {sum(counts.values())} manifests ({kinds})")
@@ -72,7 +77,7 @@ def _plan(args: argparse.Namespace) -> int:
     from modelplane import report
     from modelplane.scheduling import place
 
-    manifests = _load(args.paths)
+    manifests = _load(args.paths, args.strict)
     placement = place(manifests.fleet, manifests.workloads, _state(args.state))
     if args.format == "json":
         text = json.dumps(placement.to_json(), indent=2, sort_keys=True) + "\n"
@@ -102,11 +107,11 @@ def _explain(args: argparse.Namespace) -> int:
     return 0
 
 
-def _load(paths: Sequence[str]) -> Manifests:
+def _load(paths: Sequence[str], strict: bool = False) -> Manifests:
     from modelplane.api import ManifestErrors, load
 
     try:
-        manifests = load(paths)
+        manifests = load(paths, strict=strict)
     except ManifestErrors as errors:
         for problem in (*errors.warnings, *errors.errors):
             print(problem, file=sys.stderr)

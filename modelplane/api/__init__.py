@@ -24,10 +24,10 @@ from modelplane.api.fleet import (
     ClassDevice,
     InferenceClass,
     InferenceCluster,
-    InferenceGateway,
     NodePool,
     Taint,
 )
+from modelplane.api.gateway import GatewayBackend, InferenceGateway, LoadBalancer
 from modelplane.api.load import dump_objects, load, load_objects, load_sources
 from modelplane.api.manifests import Fleet, Manifests, Origin, Workloads
 from modelplane.api.problems import ManifestErrors, Problem, Severity
@@ -44,7 +44,8 @@ from modelplane.api.workload import (
 
 __all__ = [
     "API_VERSION", "CacheSource", "Claim", "ClassDevice", "ClusterSource", "DeviceRequest", "Engine",
-    "FabricType", "Fleet", "InferenceClass", "InferenceCluster", "InferenceGateway", "LabelSelector",
+    "FabricType", "Fleet", "GatewayBackend", "InferenceClass", "InferenceCluster", "InferenceGateway", "LabelSelector",
+    "LoadBalancer",
     "ManifestErrors", "Manifests", "Member", "ModelCache", "ModelDeployment", "ModelEndpoint", "ModelService",
     "NodePool", "Origin", "Phase", "Problem", "Provider", "Role", "ServingMode", "Severity", "Taint",
     "TaintEffect", "Toleration", "TolerationOperator", "Workloads", "dump_objects", "load", "load_objects", "load_sources",

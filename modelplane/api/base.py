@@ -17,8 +17,10 @@ from typing import Annotated
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, Strict
 from pydantic.alias_generators import to_camel
 
+from modelplane.api.labels import RESERVED as RESERVED_LABELS
+
 API_VERSION = "modelplane.ai/v1alpha1"
-RESERVED_PREFIX = "modelplane.ai/"
+API_GROUP = "modelplane.ai"
 
 
 class FieldError(ValueError):
@@ -100,10 +102,10 @@ def check_labels(labels: dict[str, str]) -> dict[str, str]:
 
 def check_user_labels(labels: dict[str, str]) -> dict[str, str]:
     check_labels(labels)
-    reserved = sorted(key for key in labels if key.startswith(RESERVED_PREFIX))
+    reserved = sorted(key for key in labels if key in RESERVED_LABELS)
     if reserved:
-        raise ValueError(f"label key {reserved[0]!r} uses the reserved prefix {RESERVED_PREFIX!r}; "
-                         "Modelplane sets those labels itself, use your own prefix")
+        raise ValueError(f"label key {reserved[0]!r} is one Modelplane sets itself; use another key (reserved: "
+                         f"{', '.join(sorted(RESERVED_LABELS))})")
     return labels
 
 
@@ -141,7 +143,7 @@ class ObjectMeta(Model):
 
 
 class UserObjectMeta(ObjectMeta):
-    """`metadata` of an ML team's object: its labels may not claim Modelplane's own prefix."""
+    """`metadata` of an ML team's object: its labels may not use the keys Modelplane sets (`labels.RESERVED`)."""
 
     labels: UserLabels = Field(default_factory=dict)
 

@@ -1,4 +1,4 @@
-"""The platform team's kinds: InferenceClass, InferenceCluster, InferenceGateway (cluster-scoped).
+"""The platform team's kinds: InferenceClass, InferenceCluster (cluster-scoped; the InferenceGateway is in gateway.py).
 
 An InferenceClass publishes the hardware of one node of a pool as DRA-style devices (driver, typed
 attributes, capacity quantities, count per node) and, optionally, how GKE or EKS provisions such a
@@ -326,18 +326,3 @@ class InferenceCluster(Named, Model):
 
     def pool(self, name: str) -> NodePool | None:
         return next((pool for pool in self.spec.node_pools if pool.name == name), None)
-
-
-class InferenceGatewaySpec(Model):
-    cluster: DNSLabel
-    """The InferenceCluster that hosts the fleet gateway."""
-    port: bounded(1, 65535) = 80
-    hostname: DNSSubdomain | None = None
-    """Optional DNS name the gateway answers on; without it, any host."""
-
-
-class InferenceGateway(Named, Model):
-    api_version: Literal["modelplane.ai/v1alpha1"] = API_VERSION
-    kind: Literal["InferenceGateway"] = "InferenceGateway"
-    metadata: ObjectMeta
-    spec: InferenceGatewaySpec

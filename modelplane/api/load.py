@@ -5,20 +5,25 @@ directories (recursively, `*.yaml`/`*.yml`, hidden entries skipped, sorted) and 
 `load_sources`, which is pure. Every problem is collected, not just the first; if any is an error,
 `ManifestErrors` is raised with all of them (and the warnings), sorted by file and line. Bad input
 never escapes as anything else.
+
+A document of another API group (a Namespace, a PodMonitor, a Crossplane package kept beside the
+modelplane.ai documents) is skipped with one `foreign-kind` warning; `strict=True` makes it an
+error. Everything else about validation is the same either way.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
-from modelplane.api.base import API_VERSION
+from modelplane.api.base import API_GROUP, API_VERSION
 from modelplane.api.documents import Document, parse_documents
-from modelplane.api.fleet import InferenceClass, InferenceCluster, InferenceGateway
+from modelplane.api.fleet import InferenceClass, InferenceCluster
+from modelplane.api.gateway import InferenceGateway
 from modelplane.api.manifests import Fleet, Manifest, Manifests, ObjectKey, Origin, Workloads, object_key
 from modelplane.api.messages import describe
 from modelplane.api.problems import ManifestErrors, Problem, Severity
@@ -33,12 +38,14 @@ KINDS: dict[str, type[Manifest]] = {
 NAMESPACED = frozenset({"ModelDeployment", "ModelCache", "ModelService", "ModelEndpoint"})
 DEFAULT_NAMESPACE = "default"
 SUFFIXES = (".yaml", ".yml")
+FOREIGN_KIND = "foreign-kind"
+"""The code of the problem a document of another API group gets (a warning, an error when strict)."""
 
 
-def load(paths: Sequence[str | Path]) -> Manifests:
+def load(paths: Sequence[str | Path], *, strict: bool = False) -> Manifests:
     """Read and validate manifests from files and directories; raise ManifestErrors on any error."""
     sources, problems = read_sources(paths)
-    return load_sources(sources, problems)
+    return load_sources(sources, problems, strict=strict)
 
 
 def read_sources(paths: Sequence[str | Path]) -> tuple[list[tuple[str, str]], list[Problem]]:
@@ -80,7 +87,8 @@ def _read_text(file: Path) -> tuple[str, Problem | None]:
         return "", Problem(str(file), line, message="is not UTF-8 text; save it as UTF-8", code="encoding")
 
 
-def load_sources(sources: Iterable[tuple[str, str]], problems: Iterable[Problem] = ()) -> Manifests:
+def load_sources(sources: Iterable[tuple[str, str]], problems: Iterable[Problem] = (), *,
+                 strict: bool = False) -> Manifests:
     """Validate manifests given as (file name, text) pairs. Pure: no I/O."""
     found = list(problems)
     documents: list[Document] = []
@@ -90,22 +98,24 @@ def load_sources(sources: Iterable[tuple[str, str]], problems: Iterable[Problem]
         if not parsed and not parse_problems:
             found.append(Problem(file, 0, message="contains no manifests", code="empty"))
         documents.extend(parsed)
-    return _validate(documents, found)
+    return _validate(documents, found, strict)
 
 
 def load_objects(objects: Iterable[Any], source: str = "<objects>") -> Manifests:
     """Validate manifests given as plain data (e.g. `dump_objects` output carried through Pulumi state);
     problems name `source` and the object's position instead of a file and line."""
     documents = [Document(source, index + 1, obj, {}) for index, obj in enumerate(objects)]
-    return _validate(documents, [])
+    return _validate(documents, [], strict=True)
 
 
 def dump_objects(manifests: Manifests) -> list[dict[str, Any]]:
-    """Every object as plain JSON-ready data in its manifest form; `load_objects` reads it back."""
-    return [obj.model_dump(mode="json", by_alias=True, exclude_none=True) for obj in manifests.objects()]
+    """Every object as plain JSON-ready data in its manifest form; `load_objects` reads it back.
+    Observed `status` is left out: it is never an input of the placement."""
+    return [obj.model_dump(mode="json", by_alias=True, exclude_none=True, exclude={"status"})
+            for obj in manifests.objects()]
 
 
-def _validate(documents: Sequence[Document], found: list[Problem]) -> Manifests:
+def _validate(documents: Sequence[Document], found: list[Problem], strict: bool) -> Manifests:
     located: list[Located] = []
     declared: set[ObjectKey] = set()
     for document in documents:
@@ -116,6 +126,8 @@ def _validate(documents: Sequence[Document], found: list[Problem]) -> Manifests:
         if read.obj is not None:
             located.append((read.obj, read.origin))
     found.extend(check_references(located, declared))
+    if strict:
+        found = [replace(p, severity=Severity.ERROR) if p.code == FOREIGN_KIND else p for p in found]
     errors = [p for p in found if p.severity is Severity.ERROR]
     warnings = [p for p in found if p.severity is Severity.WARNING]
     if errors:
@@ -161,8 +173,12 @@ def read_manifest(document: Document) -> Read:
     kind = data.get("kind")
     key: ObjectKey = (kind if isinstance(kind, str) else "", _text(metadata.get("namespace")),
                       _text(metadata.get("name")))
-    if data.get("apiVersion") != API_VERSION:
-        given = data.get("apiVersion")
+    given = data.get("apiVersion")
+    if isinstance(given, str) and given.rpartition("/")[0] != API_GROUP:
+        return Read(None, origin, [origin.problem(key, (), (
+            f"not a modelplane.ai kind ({given}): apply it with kubectl or declare it in your Pulumi program"),
+            FOREIGN_KIND, severity=Severity.WARNING)])
+    if given != API_VERSION:
         message = (f"apiVersion is required: {API_VERSION}" if given is None else
                    f"unknown apiVersion {given!r}; Modelplane reads {API_VERSION}")
         return Read(None, origin, [origin.problem(key, ("apiVersion",), message, "api-version")])

@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Union
 
-from modelplane.api.fleet import InferenceClass, InferenceCluster, InferenceGateway
+from modelplane.api.fleet import InferenceClass, InferenceCluster
+from modelplane.api.gateway import InferenceGateway
 from modelplane.api.problems import Problem, path_text
 from modelplane.api.workload import ModelCache, ModelDeployment, ModelEndpoint, ModelService
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 
 from modelplane.api.base import ClusterSource, Provider
-from modelplane.api.fleet import InferenceClass, InferenceCluster, InferenceGateway
+from modelplane.api.fleet import InferenceClass, InferenceCluster
+from modelplane.api.gateway import UPSTREAM_NAME, InferenceGateway
 from modelplane.api.manifests import Manifest, ObjectKey, Origin, object_key
 from modelplane.api.problems import Problem, Severity
 from modelplane.api.workload import ModelCache, ModelDeployment
@@ -82,7 +83,12 @@ def cache_references(objects: Sequence[Located], declared: set[ObjectKey]) -> It
 
 
 def gateways(objects: Sequence[Located], declared: set[ObjectKey]) -> Iterator[Problem]:
-    """At most one InferenceGateway per fleet, hosted on a defined InferenceCluster."""
+    """At most one InferenceGateway per fleet, hosted on a defined InferenceCluster.
+
+    Without `spec.cluster` (the Crossplane-based Modelplane's form) the gateway belongs on the
+    control cluster, which this version does not provision yet: an error at `spec.cluster`, and a
+    warning when such a gateway is not named `default`, the one name upstream accepts.
+    """
     clusters = {obj.name for obj, _ in objects if isinstance(obj, InferenceCluster)}
     found = [(obj, origin) for obj, origin in objects if isinstance(obj, InferenceGateway)]
     for obj, origin in found[1:]:
@@ -91,8 +97,19 @@ def gateways(objects: Sequence[Located], declared: set[ObjectKey]) -> Iterator[P
                              f"a fleet has one InferenceGateway; {found[0][0].name!r} is already defined at "
                              f"{first.file}:{first.line}", "duplicate")
     for obj, origin in found:
-        if obj.spec.cluster not in clusters and ("InferenceCluster", "", obj.spec.cluster) not in declared:
-            known = ", ".join(sorted(clusters)) or "none are defined"
+        known = ", ".join(sorted(clusters)) or "none are defined"
+        if obj.spec.cluster is None:
+            yield origin.problem(object_key(obj), ("spec", "cluster"),
+                                 "spec.cluster is required: without it the gateway runs on the control cluster, "
+                                 "which this version does not provision yet; set it to the InferenceCluster that "
+                                 f"hosts the fleet gateway (defined: {known})", "control-cluster")
+            if obj.name != UPSTREAM_NAME:
+                yield origin.problem(object_key(obj), ("metadata", "name"),
+                                     f"the Crossplane-based Modelplane accepts one InferenceGateway, named "
+                                     f"{UPSTREAM_NAME!r} (its ModelServices look the gateway up by that name); "
+                                     f"name it {UPSTREAM_NAME} to keep these manifests portable", "gateway-name",
+                                     severity=Severity.WARNING)
+        elif obj.spec.cluster not in clusters and ("InferenceCluster", "", obj.spec.cluster) not in declared:
             yield origin.problem(object_key(obj), ("spec", "cluster"),
                                  f"InferenceCluster {obj.spec.cluster!r} is not defined (defined: {known})",
                                  "reference")

@@ -16,18 +16,21 @@ from __future__ import annotations
 import hashlib
 import re
 
+from modelplane.api.labels import (  # the label keys are the API's: users may not set them
+    CACHE,
+    CLUSTER,
+    COMPONENT,
+    DEPLOYMENT,
+    ENGINE,
+    POOL,
+    REPLICA_INDEX,
+    ROLE,
+    SERVICE,
+    SERVING,
+)
+
 MANAGED_BY = "app.kubernetes.io/managed-by"
 MODELPLANE = "modelplane"
-DEPLOYMENT = "modelplane.ai/deployment"
-CLUSTER = "modelplane.ai/cluster"
-REPLICA_INDEX = "modelplane.ai/replica-index"
-ENGINE = "modelplane.ai/engine"
-ROLE = "modelplane.ai/role"
-SERVING = "modelplane.ai/serving"
-CACHE = "modelplane.ai/cache"
-POOL = "modelplane.ai/pool"
-COMPONENT = "modelplane.ai/component"
-SERVICE = "modelplane.ai/service"
 
 MAX_NAME = 63
 _HASH = 8

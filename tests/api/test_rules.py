@@ -198,11 +198,13 @@ RULES = [
     Rule("replicas are positive",
          edit(D, "replicas: 1", "replicas: 0"),
          [f"deployment.yaml:7: {MD}: spec.replicas: must be at least 1; got int 0"]),
-    Rule("user labels may not use the reserved prefix",
+    Rule("user labels may not use a label key Modelplane sets",
          edit(D, "labels: {team: a}", "labels: {modelplane.ai/pool: a}"),
          [f"deployment.yaml:22: {MD}: spec.engines[0].members[0].template.metadata.labels: label key "
-          "'modelplane.ai/pool' uses the reserved prefix 'modelplane.ai/'; Modelplane sets those labels itself, "
-          "use your own prefix"]),
+          "'modelplane.ai/pool' is one Modelplane sets itself; use another key (reserved: modelplane.ai/cache, "
+          "modelplane.ai/cluster, modelplane.ai/component, modelplane.ai/deployment, modelplane.ai/engine, "
+          "modelplane.ai/gpu, modelplane.ai/pool, modelplane.ai/replica-index, modelplane.ai/role, "
+          "modelplane.ai/service, modelplane.ai/serving)"]),
     Rule("unknown fields are errors, naming what is allowed",
          edit(D, "    copies: 1\n", "    copy: 1\n"),
          [f"deployment.yaml:12: {MD}: spec.engines[0].copy: unknown field 'copy'; allowed here: copies, members, "

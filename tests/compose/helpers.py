@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from modelplane.api import Fleet, Manifests, ModelCache, ModelDeployment, ModelEndpoint, ModelService, Workloads
-from modelplane.api.fleet import InferenceGateway
+from modelplane.api import InferenceGateway
 from modelplane.compose import Rendered, Settings, render
 from modelplane.scheduling import place
 from tests.builders import API, NS, cluster, gpu, klass, memory_at_least, pool

@@ -1,0 +1,134 @@
+"""The InferenceGateway (cluster-scoped): the fleet's one OpenAI-compatible front door.
+
+Two forms load. Ours names the InferenceCluster that hosts the gateway (`spec.cluster`); the
+Crossplane-based Modelplane's is a singleton named `default` that runs on the control cluster,
+says which proxy runs it (`backend: Traefik`, the chart `traefik.version`) and, where no cloud
+load balancer exists, `traefik.loadBalancer: MetalLB` with a `metallb.addressPool`. Both forms
+share these fields, and `status.address` (what the control plane writes back) is accepted as input.
+
+`backend` picks the proxy the gateway cluster runs for the fleet gateway:
+- `EnvoyGateway` (the default): the Envoy Gateway every workload cluster already runs for its
+  replicas. Nothing more to install, and every manifest written before `backend` existed routes
+  byte-for-byte as before. Its one limit: it cannot rewrite the path per backend
+  (envoyproxy/gateway#7099, #9095), so a ModelService whose endpoints have different API roots
+  gets a `per-backend-path-rewrite` warning.
+- `Traefik`: Traefik Proxy from its Helm chart next to it, which rewrites the path per backendRef,
+  so such a service routes correctly. Upstream manifests say Traefik and get Traefik.
+
+Without `spec.cluster` the gateway belongs on the control cluster, which this version does not
+provision yet: `refs.gateways` reports it at `spec.cluster` (`InferenceGateway.host` is where the
+control-cluster mode plugs in).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from enum import StrEnum
+from typing import Annotated, Literal
+
+from pydantic import AfterValidator, model_validator
+
+from modelplane.api.base import (
+    API_VERSION,
+    DNSLabel,
+    DNSSubdomain,
+    FieldError,
+    Model,
+    Named,
+    NonEmptyStr,
+    ObjectMeta,
+    Str,
+    bounded,
+)
+from modelplane.api.values import check_version
+
+UPSTREAM_NAME = "default"
+"""The name the Crossplane-based Modelplane requires of its one InferenceGateway."""
+
+
+class GatewayBackend(StrEnum):
+    ENVOY_GATEWAY = "EnvoyGateway"
+    TRAEFIK = "Traefik"
+
+
+class LoadBalancer(StrEnum):
+    METALLB = "MetalLB"
+
+
+def check_address_pool(pool: str) -> str:
+    """A MetalLB IPAddressPool entry: a CIDR (`10.0.0.0/28`) or a range (`172.18.255.200-172.18.255.250`)."""
+    first, dash, last = pool.partition("-")
+    try:
+        if not dash:
+            ipaddress.ip_network(pool, strict=False)
+            return pool
+        low, high = ipaddress.ip_address(first.strip()), ipaddress.ip_address(last.strip())
+    except ValueError:
+        low = high = None
+    if low is None or high is None or low.version != high.version or low > high:
+        raise ValueError(f"{pool!r} is not an address pool: write a CIDR (10.0.0.0/28) or a range of one IP "
+                         "family, low to high (172.18.255.200-172.18.255.250)")
+    return pool
+
+
+class MetalLB(Model):
+    address_pool: Annotated[Str, AfterValidator(check_address_pool)]
+    """The addresses MetalLB may assign to LoadBalancer Services; within the cluster's network."""
+
+
+class Traefik(Model):
+    version: Annotated[Str, AfterValidator(check_version)] | None = None
+    """The `traefik` Helm chart version; default: the pinned `compose.Settings.traefik_version`."""
+    load_balancer: LoadBalancer | None = None
+    """`MetalLB` for clusters without a cloud load balancer (kind, bare metal); omit on a cloud."""
+    metallb: MetalLB | None = None
+
+    @model_validator(mode="after")
+    def _metallb_with_its_load_balancer(self) -> Traefik:
+        if self.load_balancer is LoadBalancer.METALLB and self.metallb is None:
+            raise FieldError(("metallb",), "metallb.addressPool is required when loadBalancer is MetalLB")
+        if self.metallb is not None and self.load_balancer is not LoadBalancer.METALLB:
+            raise FieldError(("metallb",), "metallb is only allowed when loadBalancer is MetalLB")
+        return self
+
+
+class InferenceGatewaySpec(Model):
+    cluster: DNSLabel | None = None
+    """The InferenceCluster that hosts the fleet gateway; unset means the control cluster (not yet
+    provisioned by this version, so required today)."""
+    backend: GatewayBackend = GatewayBackend.ENVOY_GATEWAY
+    traefik: Traefik | None = None
+    """Traefik's chart version and load balancer; only with `backend: Traefik`."""
+    port: bounded(1, 65535) = 80
+    hostname: DNSSubdomain | None = None
+    """Optional DNS name the gateway answers on; without it, any host."""
+
+    @model_validator(mode="after")
+    def _traefik_with_its_backend(self) -> InferenceGatewaySpec:
+        if self.traefik is not None and self.backend is not GatewayBackend.TRAEFIK:
+            raise FieldError(("traefik",), f"traefik is only allowed when backend is Traefik, not {self.backend}")
+        return self
+
+
+class InferenceGatewayStatus(Model):
+    address: NonEmptyStr | None = None
+    """The gateway's external address, as the control plane last observed it."""
+
+
+class InferenceGateway(Named, Model):
+    api_version: Literal["modelplane.ai/v1alpha1"] = API_VERSION
+    kind: Literal["InferenceGateway"] = "InferenceGateway"
+    metadata: ObjectMeta
+    spec: InferenceGatewaySpec
+    status: InferenceGatewayStatus | None = None
+
+    @property
+    def host(self) -> str:
+        """The InferenceCluster the gateway runs on (the loader rejects a gateway that names none)."""
+        assert self.spec.cluster is not None, "refs.gateways rejects a gateway without spec.cluster"
+        return self.spec.cluster
+
+    @property
+    def traefik(self) -> Traefik:
+        """Traefik's settings (all defaults when the manifest gives none)."""
+        return self.spec.traefik or Traefik()
