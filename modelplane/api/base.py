@@ -216,12 +216,33 @@ class TolerationOperator(StrEnum):
 class ClusterSource(StrEnum):
     GKE = "GKE"
     EKS = "EKS"
+    AKS = "AKS"
+    NEBIUS = "Nebius"
+    VULTR = "Vultr"
     EXISTING = "Existing"
 
 
 class Provider(StrEnum):
+    """The clouds an InferenceClass can say how to provision on (every ClusterSource but Existing)."""
+
     GKE = "GKE"
     EKS = "EKS"
+    AKS = "AKS"
+    NEBIUS = "Nebius"
+    VULTR = "Vultr"
+
+
+class CredentialsType(StrEnum):
+    """Spelled as in Crossplane-era manifests; both kinds name a credentials set the same way here."""
+
+    PROVIDER_CONFIG = "ProviderConfig"
+    CLUSTER_PROVIDER_CONFIG = "ClusterProviderConfig"
+
+
+class IdentityType(StrEnum):
+    GOOGLE_APPLICATION_CREDENTIALS = "GoogleApplicationCredentials"
+    AWS_WEB_IDENTITY_CREDENTIALS = "AWSWebIdentityCredentials"
+    NEBIUS_SERVICE_ACCOUNT_CREDENTIALS = "NebiusServiceAccountCredentials"
 
 
 class FabricType(StrEnum):

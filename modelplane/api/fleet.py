@@ -1,10 +1,11 @@
 """The platform team's kinds: InferenceClass, InferenceCluster (cluster-scoped; the InferenceGateway is in gateway.py).
 
 An InferenceClass publishes the hardware of one node of a pool as DRA-style devices (driver, typed
-attributes, capacity quantities, count per node) and, optionally, how GKE or EKS provisions such a
-node. An InferenceCluster is a cluster (provisioned on GKE/EKS or an existing one reached by
-kubeconfig) with node pools that each name a class; its labels are what deployments select on. The
-InferenceGateway names the cluster that hosts the fleet's OpenAI-compatible front door.
+attributes, capacity quantities, count per node) and, optionally, how a cloud provisions such a
+node. An InferenceCluster is a cluster (provisioned on GKE, EKS, AKS, Nebius or Vultr, or an
+existing one reached by kubeconfig) with node pools that each name a class; its labels are what
+deployments select on. The InferenceGateway names the cluster that hosts the fleet's
+OpenAI-compatible front door. The per-cloud blocks live in `clouds.py`.
 
 Rules that concern one object live here as validators; rules across objects live in `refs.py`.
 """
@@ -29,7 +30,6 @@ from modelplane.api.base import (
     Named,
     NonEmptyStr,
     ObjectMeta,
-    Provider,
     Str,
     TaintEffect,
     bounded,
@@ -37,6 +37,7 @@ from modelplane.api.base import (
     label_key_problem,
     require_unique,
 )
+from modelplane.api.clouds import CapacityBlock, ClusterSpec, Provisioning, check_aks_pool_name
 from modelplane.api.values import check_quantity, check_version
 
 _C_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -104,41 +105,6 @@ class ClassDevice(Model):
         return self
 
 
-class Accelerator(Model):
-    type: Annotated[Str, Field(min_length=1, max_length=63)]
-    count: bounded(1, 16)
-
-
-class GkeProvisioning(Model):
-    machine_type: NonEmptyStr
-    disk_size_gb: bounded(10, 65536) = 100
-    accelerator: Accelerator
-
-
-class EksProvisioning(Model):
-    instance_type: NonEmptyStr
-    disk_size_gb: bounded(10, 65536) = 100
-    accelerator: Accelerator
-
-
-class Provisioning(Model):
-    provider: Provider
-    gke: GkeProvisioning | None = None
-    eks: EksProvisioning | None = None
-
-    @model_validator(mode="after")
-    def _block_matches_provider(self) -> Provisioning:
-        blocks = {Provider.GKE: ("gke", self.gke), Provider.EKS: ("eks", self.eks)}
-        field, block = blocks[self.provider]
-        if block is None:
-            raise FieldError((field,), f"{field} is required when provider is {self.provider}")
-        for provider, (field, block) in blocks.items():
-            if provider is not self.provider and block is not None:
-                raise FieldError((field,), f"{field} is only allowed when provider is {provider}, "
-                                           f"not {self.provider}")
-        return self
-
-
 class InferenceClassSpec(Model):
     description: Str | None = None
     devices: Annotated[tuple[ClassDevice, ...], Field(min_length=1, max_length=16)]
@@ -156,47 +122,6 @@ class InferenceClass(Named, Model):
     kind: Literal["InferenceClass"] = "InferenceClass"
     metadata: ObjectMeta
     spec: InferenceClassSpec
-
-KubernetesVersion = Annotated[Str, Field(pattern=r"^1\.\d{2}$")]
-PulumiConfigKey = Annotated[Str, Field(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9_.:-]+$")]
-
-
-class GkeCluster(Model):
-    region: Annotated[Str, Field(min_length=1, max_length=32)]
-    project: NonEmptyStr | None = None
-    kubernetes_version: KubernetesVersion = "1.34"
-
-
-class EksCluster(Model):
-    region: Annotated[Str, Field(min_length=1, max_length=32)]
-    kubernetes_version: KubernetesVersion = "1.34"
-
-
-class ExistingCluster(Model):
-    kubeconfig: PulumiConfigKey
-    """Name of the Pulumi secret config key that holds the cluster's kubeconfig (never the value)."""
-    storage_class_name: DNSSubdomain | None = None
-    """A ReadWriteMany StorageClass on the cluster for ModelCache volumes."""
-
-
-class ClusterSpec(Model):
-    source: ClusterSource
-    gke: GkeCluster | None = None
-    eks: EksCluster | None = None
-    existing: ExistingCluster | None = None
-
-    @model_validator(mode="after")
-    def _block_matches_source(self) -> ClusterSpec:
-        blocks = {ClusterSource.GKE: ("gke", self.gke), ClusterSource.EKS: ("eks", self.eks),
-                  ClusterSource.EXISTING: ("existing", self.existing)}
-        field, block = blocks[self.source]
-        if block is None:
-            raise FieldError((field,), f"{field} is required when source is {self.source}")
-        for source, (field, block) in blocks.items():
-            if source is not self.source and block is not None:
-                raise FieldError((field,), f"{field} is only allowed when source is {source}, not {self.source}")
-        return self
-
 
 def check_taint_key(key: str) -> str:
     problem = label_key_problem(key)
@@ -255,6 +180,8 @@ class NodePool(Model):
     max_node_count: bounded(1, 10000) | None = None
     zones: tuple[NonEmptyStr, ...] = ()
     fabric: Fabric = Fabric()
+    capacity_block: CapacityBlock | None = None
+    """EKS only: the EC2 Capacity Block for ML the pool's nodes run in; its one zone is the pool's."""
 
     @model_validator(mode="after")
     def _counts_ordered(self) -> NodePool:
@@ -295,6 +222,29 @@ class InferenceClusterSpec(Model):
     def _unique_pools(cls, pools: tuple[NodePool, ...]) -> tuple[NodePool, ...]:
         require_unique(pools, "name", "pool name")
         return pools
+
+    @model_validator(mode="after")
+    def _pools_fit_the_cloud(self) -> InferenceClusterSpec:
+        source = self.cluster.source
+        for index, pool in enumerate(self.node_pools):
+            if source is ClusterSource.AKS:
+                try:
+                    check_aks_pool_name(pool.name)
+                except ValueError as error:
+                    raise FieldError(("nodePools", index, "name"), str(error)) from None
+            if pool.capacity_block is not None and source is not ClusterSource.EKS:
+                raise FieldError(("nodePools", index, "capacityBlock"),
+                                 f"capacityBlock is for EKS clusters (EC2 Capacity Blocks for ML), not source {source}")
+            if pool.capacity_block is not None and len(pool.zones) != 1:
+                raise FieldError(("nodePools", index, "zones"),
+                                 "a Capacity Block is reserved in one Availability Zone: list that zone, and "
+                                 f"only it, in zones (got {len(pool.zones)})")
+            if (source is ClusterSource.NEBIUS and pool.fabric.type is FabricType.INFINIBAND
+                    and pool.fabric.infiniband is None):
+                raise FieldError(("nodePools", index, "fabric", "infiniband"),
+                                 "infiniband.fabric is required when fabric.type is InfiniBand on Nebius: it names "
+                                 "the fabric the pool's GPU cluster joins (e.g. fabric-2)")
+        return self
 
 
 def check_cluster_name(name: str) -> str:

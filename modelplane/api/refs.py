@@ -18,11 +18,13 @@ from modelplane.api.problems import Problem, Severity
 from modelplane.api.workload import ModelCache, ModelDeployment
 
 Located = tuple[Manifest, Origin]
+ZONELESS = (ClusterSource.NEBIUS, ClusterSource.VULTR)
 
 
 def check_references(objects: Sequence[Located], declared: set[ObjectKey]) -> Iterator[Problem]:
     yield from duplicate_objects(objects)
     yield from pool_classes(objects, declared)
+    yield from zoneless_pools(objects)
     yield from cache_references(objects, declared)
     yield from gateways(objects, declared)
     yield from gangs_without_cache(objects)
@@ -42,9 +44,10 @@ def duplicate_objects(objects: Sequence[Located]) -> Iterator[Problem]:
 
 
 def pool_classes(objects: Sequence[Located], declared: set[ObjectKey]) -> Iterator[Problem]:
-    """Every nodePool's className names an InferenceClass; a GKE/EKS pool's class says how to provision it."""
+    """Every nodePool's className names an InferenceClass; a provisioned cluster's pool's class says
+    how to provision it on that cloud."""
     classes = {obj.name: obj for obj, _ in objects if isinstance(obj, InferenceClass)}
-    providers = {ClusterSource.GKE: Provider.GKE, ClusterSource.EKS: Provider.EKS}
+    providers = {source: Provider(source) for source in ClusterSource if source is not ClusterSource.EXISTING}
     for obj, origin in objects:
         if not isinstance(obj, InferenceCluster):
             continue
@@ -64,8 +67,21 @@ def pool_classes(objects: Sequence[Located], declared: set[ObjectKey]) -> Iterat
                 yield origin.problem(object_key(obj), loc,
                                      f"InferenceClass {cls.name!r} has no provisioning for {provider}: a "
                                      f"{provider} cluster creates its pools from the class's "
-                                     f"spec.provisioning.{provider.lower()} (machine type and accelerator)",
+                                     f"spec.provisioning.{provider.lower()} (machine shape and accelerator)",
                                      "reference")
+
+
+def zoneless_pools(objects: Sequence[Located]) -> Iterator[Problem]:
+    """Warn: Nebius and Vultr have no zones to pin a pool to (a Nebius project is one region), so a
+    pool's `zones` there are not used."""
+    for obj, origin in objects:
+        if not isinstance(obj, InferenceCluster) or obj.spec.cluster.source not in ZONELESS:
+            continue
+        for index, pool in enumerate(obj.spec.node_pools):
+            if pool.zones:
+                yield origin.problem(object_key(obj), ("spec", "nodePools", index, "zones"),
+                                     f"{obj.spec.cluster.source} pools have no zones; these are not used",
+                                     "zones-not-used", severity=Severity.WARNING)
 
 
 def cache_references(objects: Sequence[Located], declared: set[ObjectKey]) -> Iterator[Problem]:

@@ -60,12 +60,14 @@ def staged_clusters(cache: ModelCache, fleet: Fleet, workloads: Workloads) -> tu
 
 
 def storage_class(cluster: InferenceCluster, settings: Settings) -> str | None:
+    """The cluster's ReadWriteMany class: the one its cluster component creates, the one an Existing
+    cluster names, or None (Vultr offers none usable on GPU nodes)."""
     spec = cluster.spec.cluster
-    if spec.source is ClusterSource.GKE:
-        return settings.gke_rwx_storage_class
-    if spec.source is ClusterSource.EKS:
-        return settings.eks_rwx_storage_class
-    return spec.existing.storage_class_name if spec.existing else None
+    created = {ClusterSource.GKE: settings.gke_rwx_storage_class, ClusterSource.EKS: settings.eks_rwx_storage_class,
+               ClusterSource.AKS: settings.aks_rwx_storage_class, ClusterSource.NEBIUS: settings.nebius_rwx_storage_class}
+    if spec.source in created:
+        return created[spec.source]
+    return spec.existing.rwx_storage_class if spec.existing else None
 
 
 def cache_objects(cache: ModelCache, cluster: InferenceCluster, settings: Settings) -> Iterator[dict]:
@@ -114,7 +116,11 @@ def needs_model_arg(container: Container) -> bool:
 def default_storage_warning(cluster: InferenceCluster, settings: Settings) -> str | None:
     if storage_class(cluster, settings):
         return None
-    return (f"cluster {cluster.name!r} names no spec.cluster.existing.storageClassName, so the cache's volume "
+    if cluster.spec.cluster.source is ClusterSource.VULTR:
+        return (f"cluster {cluster.name!r} runs on Vultr, which offers no ReadWriteMany StorageClass usable on "
+                "GPU nodes (Vultr File System volumes do not attach to them), so the cache's volume uses the "
+                "default StorageClass and may never bind; serve single-node engines there without a ModelCache")
+    return (f"cluster {cluster.name!r} names no spec.cluster.existing.cache.storageClassName, so the cache's volume "
             "uses the cluster's default StorageClass, which must support ReadWriteMany for every pod of a "
             "gang to mount it")
 

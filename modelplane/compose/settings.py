@@ -67,3 +67,11 @@ class Settings:
     eks_rwx_storage_class: str = "efs-sc"
     """ReadWriteMany StorageClass for ModelCache volumes on EKS clusters (an EFS CSI class the
     platform team creates; EKS has no built-in ReadWriteMany class)."""
+
+    aks_rwx_storage_class: str = "modelplane-rwx"
+    """ReadWriteMany StorageClass for ModelCache volumes on AKS clusters: an Azure Files class the AKS
+    cluster component creates (AKS bundles the Azure Files CSI driver)."""
+
+    nebius_rwx_storage_class: str = "modelplane-rwx"
+    """ReadWriteMany StorageClass for ModelCache volumes on Nebius clusters: a class on the shared
+    filesystem the Nebius cluster component creates and mounts on every node."""

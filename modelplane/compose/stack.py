@@ -34,11 +34,14 @@ ENVOY_GATEWAY_CONTROLLER = "gateway.envoyproxy.io/gatewayclass-controller"
 GATEWAY_PORT = 80
 
 GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
-"""GKE and EKS taint GPU nodes `nvidia.com/gpu` (NoSchedule) so only GPU workloads land on them; the
-engines and the per-node agents that must run there (DRA kubelet plugin, NFD worker) tolerate it."""
+"""Provisioned GPU nodes are tainted `nvidia.com/gpu` (NoSchedule: by GKE itself, by the cluster
+components on EKS, AKS, Nebius and Vultr) so only GPU workloads land on them; the engines and the
+per-node agents that must run there (DRA kubelet plugin, NFD worker) tolerate it."""
 
 _AI_GATEWAY_NAMESPACE = "envoy-ai-gateway-system"
-# GKE installs the NVIDIA driver under this host path, not at the root.
+# GKE installs the NVIDIA driver under this host path; AKS (its managed driver) and Nebius (drivers
+# presets) install it at the host's root, and so, as the Crossplane-era Modelplane assumed, does
+# Vultr's preinstalled GPU Operator (not verified on Vultr: docs/clouds.md).
 _GKE_DRIVER_ROOT = "/home/kubernetes/bin/nvidia"
 
 

@@ -10,20 +10,20 @@ Import what you need into your own Pulumi program:
 
 Components (typed Args, documented outputs, children parented to the component):
 - `Modelplane`: the whole fleet from loaded manifests (what `__main__.py` uses).
-- `InferenceCluster`: one cluster from its manifest; builds a `GkeCluster`
-  (`modelplane.pulumi.gke`), an `EksCluster` (`modelplane.pulumi.eks`) or an `ExistingCluster`.
-  All expose `kubeconfig` (secret), `provider`, `storage_class_name` and `anchor`.
+- `InferenceCluster`: one cluster from its manifest, built by its cloud's module in
+  `modelplane.pulumi.clusters` (GKE, EKS, AKS, Nebius, Vultr) or an `ExistingCluster`. All expose
+  `kubeconfig` (secret), `provider`, `storage_class_name` and `anchor`.
 - `ServingStack`: a cluster's add-ons as Helm releases and manifests, plus its inference Gateway.
 - `InferenceGateway`: the fleet gateway and each ModelService's URL.
 - `FleetPlacement`: the dynamic resource whose check() runs the scheduler with the previous
   placement from state (`PlacementProvider`).
-`GkeCluster` and `EksCluster` live in their own modules so that `pulumi_gcp` and `pulumi_aws` are
+Each cloud's component lives in its own module of `modelplane.pulumi.clusters`, so a cloud's SDK is
 imported only by programs that build such a cluster; `read_stack_config` maps stack config to
 `ModelplaneArgs`. Nothing here decides placement or parses YAML: that is `modelplane.scheduling`
 and `modelplane.api`.
 """
 
-from modelplane.pulumi.cluster import (
+from modelplane.pulumi.clusters import (
     ClusterComponent,
     ExistingCluster,
     ExistingClusterArgs,

@@ -10,7 +10,15 @@ Keys (namespace `modelplane` unless noted):
   Secret compose delivers, e.g. a ModelCache's Hugging Face token:
   `pulumi config set --secret --path 'modelplane:secrets.ml-team.hf-token.HF_TOKEN' hf_...`.
 - each Existing cluster's kubeconfig, from the secret key its manifest names
-  (`spec.cluster.existing.kubeconfig`; `onpremKubeconfig` means `modelplane:onpremKubeconfig`).
+  (`spec.cluster.existing.kubeconfig`; `onpremKubeconfig` means `modelplane:onpremKubeconfig`), or,
+  for a manifest that names a Secret (`existing.secretRef: {name, key}`, the Crossplane-era form),
+  from `secrets.modelplane-system.<name>.<key>`: the Secret's namespace on the control cluster,
+  its name and key. A missing one is an error that names the key to set.
+- `credentials` (secret, set with `--path`): `credentials.<name>.<setting>` is one setting of the
+  credentials set `<name>` that a cluster's `credentials.name` picks: the cloud provider's own
+  configuration keys (`subscriptionId`, `clientSecret`, `apiKey`, `parentId`, `profile`, ...), given
+  to an explicit provider for that cluster. Without a set, the default `default` is the stack's
+  ambient provider configuration; any other undefined name is an error.
 - `servingStack`: true (default) installs each cluster's serving stack (Helm charts, CRDs); false
   skips it on every cluster, or a map `{cluster: false}` skips it per cluster, for clusters that
   already run Envoy Gateway, LeaderWorkerSet, the DRA driver and the CRDs (brownfield, or charts
@@ -34,24 +42,30 @@ from pathlib import Path
 from typing import Any
 
 import pulumi
-from pydantic.alias_generators import to_camel
+from pydantic.alias_generators import to_camel, to_snake
 
 from modelplane.api import ClusterSource, ManifestErrors, Manifests, load
 from modelplane.compose import Settings
+from modelplane.pulumi.clusters import ProviderSettings, provider_settings
 from modelplane.pulumi.fleet import ModelplaneArgs, SecretKey
+from modelplane.pulumi.names import config_path
 
 NAMESPACE = "modelplane"
+SECRET_NAMESPACE = "modelplane-system"
+"""The namespace of the kubeconfig Secrets Existing clusters name (on the control cluster)."""
 
 
 def read_stack_config(project_dir: Path) -> ModelplaneArgs:
     """Everything `Modelplane` needs, from the stack's config; manifest errors end the run cleanly."""
     config = pulumi.Config(NAMESPACE)
     manifests = load_manifests(project_dir, config.require_object("manifests"))
+    secret_tree = config.get_object("secrets") or {}
     return {"manifests": manifests, "strict": config.get_bool("strict") or False,
-            "settings": settings(config), "kubeconfigs": kubeconfigs(manifests),
+            "settings": settings(config), "kubeconfigs": kubeconfigs(manifests, secret_tree),
+            "credentials": credentials(manifests, config.get_object("credentials") or {}),
             "prerequisites_installed_on": prerequisites_installed_on(manifests, config.get("servingStack")),
             "skip_await": config.get_bool("skipAwait") or False,
-            "secrets": secrets(config.get_object("secrets") or {}),
+            "secrets": secrets(secret_tree),
             "gcp_project": pulumi.Config("gcp").get("project")}
 
 
@@ -102,15 +116,56 @@ def prerequisites_installed_on(manifests: Manifests, text: str | None) -> frozen
     return frozenset(name for name in clusters if value.get(name, True))
 
 
-def kubeconfigs(manifests: Manifests) -> dict[str, pulumi.Output[str]]:
-    """Existing cluster -> its kubeconfig from the secret config key its manifest names."""
+def kubeconfigs(manifests: Manifests, secret_tree: Any) -> dict[str, pulumi.Output[str]]:
+    """Existing cluster -> its kubeconfig: from the secret config key its manifest names, or from
+    `modelplane:secrets` for the Secret it names (see the module docstring)."""
     found: dict[str, pulumi.Output[str]] = {}
     for cluster in manifests.fleet.clusters:
         existing = cluster.spec.cluster.existing
-        if cluster.spec.cluster.source is ClusterSource.EXISTING and existing is not None:
+        if cluster.spec.cluster.source is not ClusterSource.EXISTING or existing is None:
+            continue
+        if existing.identity_secret_ref is not None:
+            pulumi.log.warn(f"InferenceCluster {cluster.name}: spec.cluster.existing.identitySecretRef is read only "
+                            "with the control cluster; from files, the kubeconfig's credential plugin runs with the "
+                            "credentials of the machine running Pulumi")
+        if existing.secret_ref is None:
+            assert existing.kubeconfig is not None, "validated: an existing block names a key or a Secret"
             namespace, _, key = existing.kubeconfig.rpartition(":")
             found[cluster.name] = pulumi.Config(namespace or NAMESPACE).require_secret(key)
+            continue
+        ref = existing.secret_ref
+        value = _lookup(secret_tree, SECRET_NAMESPACE, ref.name, ref.key)
+        if not isinstance(value, str):
+            raise pulumi.RunError(
+                f"InferenceCluster {cluster.name}: its kubeconfig Secret {ref.name!r} (key {ref.key!r}) is not in "
+                f"stack config; set it with: pulumi config set --secret --path "
+                f"'{config_path(NAMESPACE, 'secrets', SECRET_NAMESPACE, ref.name, ref.key)}' < kubeconfig")
+        found[cluster.name] = pulumi.Output.secret(value)
     return found
+
+
+def credentials(manifests: Manifests, tree: Any) -> dict[str, ProviderSettings]:
+    """`{name: {setting: value}}` -> credentials set -> provider arguments (snake_case, secret values);
+    every set a provisioned cluster names must exist (`default` may stay ambient)."""
+    if not isinstance(tree, Mapping) or not all(isinstance(settings, Mapping) for settings in tree.values()):
+        raise pulumi.RunError("modelplane:credentials must map a credentials set's name -> provider setting -> "
+                              "value, e.g. pulumi config set --secret --path 'modelplane:credentials.prod.apiKey' ...")
+    found = {name: {to_snake(key): pulumi.Output.secret(value) for key, value in sorted(settings.items())}
+             for name, settings in sorted(tree.items())}
+    for cluster in manifests.fleet.clusters:
+        try:
+            provider_settings(cluster, found)
+        except ValueError as error:
+            raise pulumi.RunError(str(error)) from None
+    return found
+
+
+def _lookup(tree: Any, *path: str) -> Any:
+    for part in path:
+        if not isinstance(tree, Mapping):
+            return None
+        tree = tree.get(part)
+    return tree
 
 
 def secrets(tree: Mapping[str, Any]) -> dict[SecretKey, pulumi.Output[str]]:

@@ -1,7 +1,7 @@
 """`Modelplane`: the whole fleet from loaded manifests, the component `__main__.py` hands off to.
 
 Order of work (DESIGN section 2, one direction):
-1. an `InferenceCluster` per cluster (GKE/EKS/Existing) -> kubeconfig, provider, RWX class;
+1. an `InferenceCluster` per cluster (GKE/EKS/AKS/Nebius/Vultr/Existing) -> kubeconfig, provider, RWX class;
 2. a `ServingStack` per cluster (compose's add-ons, `compose.stack.serving_stack`: they do not
    depend on the placement, so they are registered before it is known; converge asserts that
    `render` agrees);
@@ -24,7 +24,8 @@ from pulumi import ResourceOptions
 
 from modelplane.api import Manifests, Workloads
 from modelplane.compose import Settings, render, secret_placeholder, serving_stack, storage_class
-from modelplane.pulumi.cluster import RWX_STORAGE_CLASS, InferenceCluster, InferenceClusterArgs
+from modelplane.pulumi.clusters import InferenceCluster, InferenceClusterArgs, ProviderSettings
+from modelplane.pulumi.clusters.contract import RWX_STORAGE_CLASS
 from modelplane.pulumi.gateway import InferenceGateway
 from modelplane.pulumi.names import cluster_name
 from modelplane.pulumi.placement import FleetPlacement, known_placement
@@ -58,6 +59,10 @@ class ModelplaneArgs(TypedDict):
     gcp_project: NotRequired[str | None]
     """Project of GKE clusters whose manifest names none (stack config `gcp:project`). Default: None
     (an error if a GKE cluster's manifest names no project)."""
+    credentials: NotRequired[Mapping[str, ProviderSettings]]
+    """Credentials sets by name (stack config `modelplane:credentials`): the cloud provider arguments
+    of the clusters whose `credentials.name` picks them. Default: none, every cluster uses the
+    stack's ambient provider configuration (and naming another set is an error)."""
 
 
 class Modelplane(pulumi.ComponentResource):
@@ -92,6 +97,7 @@ class Modelplane(pulumi.ComponentResource):
         for cluster in fleet.clusters:
             cluster_args: InferenceClusterArgs = {
                 "cluster": cluster, "fleet": fleet, "gcp_project": args.get("gcp_project"),
+                "credentials": args.get("credentials", {}),
                 "rwx_storage_class": storage_class(cluster, settings) or RWX_STORAGE_CLASS}
             if cluster.name in kubeconfigs:
                 cluster_args["kubeconfig"] = kubeconfigs[cluster.name]

@@ -36,3 +36,8 @@ def provider_identifier(cluster: str) -> str:
     """The kubernetes Provider's `cluster_identifier`: the provider is replaced only when this changes,
     so an unknown kubeconfig at preview (a cluster being created) never replaces its workloads."""
     return f"modelplane-{cluster}"
+
+
+def config_path(namespace: str, *parts: str) -> str:
+    """A `pulumi config set --path` key: `ns:a.b.c`, with `["a.b"]` for a part that holds a dot."""
+    return f"{namespace}:" + "".join(f'["{part}"]' if "." in part else f".{part}" for part in parts).lstrip(".")

@@ -44,8 +44,8 @@ class Target:
     provider: k8s.Provider
     after: pulumi.Resource
     """The cluster's serving stack."""
-    anchor: pulumi.Resource
-    """What the cluster's resources are `deleted_with`."""
+    anchor: pulumi.Resource | None
+    """What the cluster's resources are `deleted_with`: the cloud cluster, or None for an existing one."""
     gateway_address: pulumi.Output[str]
 
 

@@ -130,7 +130,7 @@ CASES = [
     Bad("an invalid label value", swap(GOOD, "{team: a}", "{team: 'a b'}"), "metadata.labels: label team='a b' has an invalid value"),
     Bad("an invalid label key", swap(GOOD, "{team: a}", "{'te am': a}"), "metadata.labels: label key 'te am' is invalid"),
     Bad("an invalid namespace", swap(GOOD, "namespace: ml", "namespace: ML_team"), "metadata.namespace: 'ML_team' is not a DNS label"),
-    Bad("an unknown cluster source", swap(CLUSTER, "source: Existing", "source: AKS"), "spec.cluster.source: must be one of 'GKE', 'EKS' or 'Existing'; got 'AKS'"),
+    Bad("an unknown cluster source", swap(CLUSTER, "source: Existing", "source: OpenShift"), "spec.cluster.source: must be one of 'GKE', 'EKS', 'AKS', 'Nebius', 'Vultr' or 'Existing'; got 'OpenShift'"),
     Bad("a negative nodeCount", swap(CLUSTER, "nodeCount: 1", "nodeCount: -1"), "spec.nodePools[0].nodeCount: must be at least 0; got int -1"),
     Bad("a pool name over 40 characters", swap(CLUSTER, "name: p,", f"name: {'p' * 41},"), "spec.nodePools[0].name: '" + "p" * 41 + "' is too long for a node pool name"),
     Bad("a class device count of zero", swap(CLASS, "    driver:", "    count: 0\n    driver:"), "spec.devices[0].count: must be at least 1; got int 0"),

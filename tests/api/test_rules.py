@@ -226,7 +226,7 @@ RULES = [
                             "      accelerator: {type: nvidia-h100-80gb, count: 8}\n", ""),
          ["cluster.yaml:14: InferenceCluster gke-a: spec.nodePools[0].className: InferenceClass 'h100' has no "
           "provisioning for GKE: a GKE cluster creates its pools from the class's spec.provisioning.gke (machine "
-          "type and accelerator)"]),
+          "shape and accelerator)"]),
     Rule("kind, namespace and name identify one object",
          {**FILES, "copy.yaml": CACHE},
          ["copy.yaml:4: ModelCache ml/weights: metadata.name: duplicate ModelCache 'weights': already defined at "
@@ -264,10 +264,12 @@ RULES = [
           "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'); write e.g. 80Gi, 81559Mi, 1.5G or 400"]),
     Rule("the provisioning block matches the provider",
          edit("class.yaml", "provider: GKE", "provider: EKS"),
-         ["class.yaml:6: InferenceClass h100: spec.provisioning.eks: eks is required when provider is EKS"]),
+         ["class.yaml:8: InferenceClass h100: spec.provisioning.gke: the gke block belongs to provider GKE; "
+          "provider EKS takes the eks block"]),
     Rule("the cluster block matches the source",
          edit("cluster.yaml", "source: GKE", "source: EKS"),
-         ["cluster.yaml:7: InferenceCluster gke-a: spec.cluster.eks: eks is required when source is EKS"]),
+         ["cluster.yaml:9: InferenceCluster gke-a: spec.cluster.gke: the gke block belongs to source GKE; "
+          "source EKS takes the eks block"]),
     Rule("nodeCount may be zero, but not above maxNodeCount",
          edit("cluster.yaml", "nodeCount: 1", "nodeCount: 5"),
          ["cluster.yaml:15: InferenceCluster gke-a: spec.nodePools[0].nodeCount: nodeCount 5 is above "

@@ -16,7 +16,7 @@ from pulumi import ResourceOptions
 from modelplane.api import load
 from modelplane.compose import address_placeholder
 from modelplane.pulumi.kube import kubernetes_object, substitute
-from modelplane.pulumi.kubeconfig import eks_kubeconfig, gke_kubeconfig
+from modelplane.pulumi.clusters.kubeconfig import eks_kubeconfig, gke_kubeconfig
 from modelplane.pulumi.names import manifest_name
 from tests.pulumi.harness import ROOT, Engine, is_secret, unwrap
 
@@ -46,7 +46,7 @@ def test_a_platform_program_builds_its_own_gke_cluster_and_runs_things_on_it() -
     engine = Engine()
 
     def program() -> dict[str, Any]:
-        from modelplane.pulumi.gke import GkeCluster
+        from modelplane.pulumi.clusters.gke import GkeCluster
 
         cluster = GkeCluster("research", {
             "name": "research", "project": "acme-ml", "region": "europe-west4", "kubernetes_version": "1.34",
@@ -110,7 +110,7 @@ def test_an_existing_cluster_without_a_kubeconfig_is_refused() -> None:
 
 def test_an_eks_cluster_needs_two_zones() -> None:
     def program() -> dict[str, Any]:
-        from modelplane.pulumi.eks import EksCluster
+        from modelplane.pulumi.clusters.eks import EksCluster
 
         EksCluster("one-zone", {"name": "one-zone", "region": "us-east-1", "kubernetes_version": "1.34", "pools": [{
             "name": "gpu", "machine_type": "p5.48xlarge", "accelerator_type": "nvidia-h100", "accelerator_count": 8,

@@ -1,14 +1,18 @@
-"""Kubeconfigs for provisioned clusters, using each cloud's exec credential plugin.
+"""Kubeconfigs for provisioned clusters.
 
-The kubeconfig holds no credential: kubectl and the Pulumi kubernetes provider run
-`gke-gcloud-auth-plugin` (GKE) or `aws eks get-token` (EKS) to get a short-lived token, so the
-machine running `pulumi up` needs that tool and cloud credentials. The text is still treated as a
-secret by the components (it names endpoints and certificates). Pure: strings in, a string out;
-JSON is valid YAML, and `json.dumps(..., sort_keys=True)` makes the same inputs give the same bytes.
+GKE, EKS and Nebius kubeconfigs hold no credential: kubectl and the Pulumi kubernetes provider run
+`gke-gcloud-auth-plugin` (GKE), `aws eks get-token` (EKS) or `nebius mk8s v1 cluster get-token`
+(Nebius) for a short-lived token, so the machine running `pulumi up` needs that tool and cloud
+credentials. AKS and Vultr hand out a kubeconfig with a client certificate, base64-encoded
+(`decoded_kubeconfig`). Every kubeconfig is treated as a secret by the components. Pure: strings
+in, a string out; JSON is valid YAML, and `json.dumps(..., sort_keys=True)` makes the same inputs
+give the same bytes.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 from typing import Any
 
@@ -37,6 +41,26 @@ def eks_kubeconfig(name: str, region: str, endpoint: str, ca_certificate: str) -
                        "getting-started-install.html) and configure credentials for this account",
         "interactiveMode": "Never",
     })
+
+
+def nebius_kubeconfig(name: str, endpoint: str, ca_certificate_pem: str) -> str:
+    """A kubeconfig for a Nebius mk8s cluster at `endpoint` (a host) with its PEM CA certificate."""
+    return _kubeconfig(name, f"https://{endpoint}", base64.b64encode(ca_certificate_pem.encode()).decode(), {
+        "apiVersion": _EXEC_API,
+        "command": "nebius",
+        "args": ["mk8s", "v1", "cluster", "get-token", "--format", "json"],
+        "installHint": "Install the Nebius CLI (https://docs.nebius.com/cli/install) and sign in with a profile "
+                       "for this project",
+        "interactiveMode": "Never",
+    })
+
+
+def decoded_kubeconfig(cluster: str, encoded: str) -> str:
+    """The kubeconfig a cloud returns base64-encoded (AKS credentials, Vultr's `kube_config`)."""
+    try:
+        return base64.b64decode(encoded, validate=True).decode()
+    except (binascii.Error, UnicodeDecodeError) as error:
+        raise ValueError(f"cluster {cluster}: the cloud returned a kubeconfig that is not base64 text ({error})") from None
 
 
 def _kubeconfig(name: str, server: str, ca_certificate: str, exec_: dict[str, Any]) -> str:

@@ -1,10 +1,12 @@
 """An EKS cluster for GPU inference (pulumi-aws): VPC, IAM, cluster, node groups, EFS.
 
 What it builds, and why each setting:
-- Its own AWS provider for the manifest's region (so clusters in several regions coexist; the
-  standard AWS credential chain applies).
+- Its own AWS provider for the manifest's region (so clusters in several regions coexist), with
+  the settings of the cluster's credentials set, or the standard AWS credential chain.
 - A VPC with one public and one private subnet per availability zone (tagged for load balancers),
-  an internet gateway and one NAT gateway; nodes run in the private subnets.
+  an internet gateway and one NAT gateway; nodes run in the private subnets. EKS needs two zones:
+  when the pools name fewer (a Capacity Block lives in one), the region's first available zones,
+  sorted, complete them.
 - IAM roles: the cluster role (AmazonEKSClusterPolicy), the node role (worker, CNI and ECR read-only
   policies), and an EFS CSI driver role assumed through EKS Pod Identity.
 - The cluster, with access entries (`authentication_mode: API`) and admin access for the identity
@@ -14,6 +16,12 @@ What it builds, and why each setting:
   scaling between the pool's floor and ceiling, the pool's subnets by zone, node labels, and the
   `nvidia.com/gpu=true:NoSchedule` taint so only GPU workloads land there. The desired size is
   ignored after creation: the cluster autoscaler owns it.
+- A pool with a Capacity Block (`capacityBlock.capacityReservationId`) runs in that reservation as
+  AWS documents for managed node groups: a launch template with the `capacity-block` market type,
+  the reservation as its target, the instance type and the root volume, and a node group of
+  capacity type `CAPACITY_BLOCK` (instance type and disk come from the template). EC2 reclaims the
+  instances when the block ends; the node group stays and launches nothing until it is given a new
+  reservation.
 - EFS with a mount target per private subnet, the `aws-efs-csi-driver` add-on, and a
   ReadWriteMany StorageClass (`efs.csi.aws.com`, access-point provisioning).
 - A kubeconfig that authenticates through `aws eks get-token`.
@@ -34,25 +42,36 @@ import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 from pulumi import ResourceOptions
 
-from modelplane.api import Fleet, Provider
+from modelplane.api import Fleet
 from modelplane.api import InferenceCluster as ClusterManifest
-from modelplane.compose import GPU_TOLERATION
-from modelplane.pulumi.cluster import (
+from modelplane.pulumi.clusters.contract import (
+    GPU_TAINT_KEY,
+    GPU_TAINT_VALUE,
     RWX_STORAGE_CLASS,
     ClusterComponent,
-    GpuPoolArgs,
-    gpu_pools,
+    ClusterInputs,
+    MachinePoolArgs,
+    ProviderSettings,
+    explicit_provider,
     kubernetes_provider,
+    machine_pool,
     pool_labels,
+    provisioned_pools,
     rwx_storage_class,
 )
-from modelplane.pulumi.kubeconfig import eks_kubeconfig
+from modelplane.pulumi.clusters.kubeconfig import eks_kubeconfig
 
 GPU_AMI = "AL2023_x86_64_NVIDIA"
-GPU_TAINT: aws.eks.NodeGroupTaintArgsDict = {"key": GPU_TOLERATION["key"], "value": "true", "effect": "NO_SCHEDULE"}
-"""The taint the pods' `compose.stack.GPU_TOLERATION` tolerates (same key, NoSchedule)."""
+GPU_TAINT: aws.eks.NodeGroupTaintArgsDict = {"key": GPU_TAINT_KEY, "value": GPU_TAINT_VALUE, "effect": "NO_SCHEDULE"}
+ROOT_DEVICE = "/dev/xvda"
+"""The root volume of the AL2023 EKS AMIs, which a launch template sizes."""
 MANAGED = "arn:aws:iam::aws:policy/"
 NODE_POLICIES = ("AmazonEKSWorkerNodePolicy", "AmazonEKS_CNI_Policy", "AmazonEC2ContainerRegistryReadOnly")
+
+
+class EksPoolArgs(MachinePoolArgs):
+    capacity_reservation_id: NotRequired[str | None]
+    """The EC2 Capacity Block for ML the node group runs in (its one zone is the pool's). Default: None."""
 
 
 class EksClusterArgs(TypedDict):
@@ -62,11 +81,14 @@ class EksClusterArgs(TypedDict):
     """The AWS region, e.g. us-west-2."""
     kubernetes_version: str
     """The Kubernetes version, e.g. "1.34" (DRA's resource.k8s.io/v1 needs 1.34)."""
-    pools: Sequence[GpuPoolArgs]
+    pools: Sequence[EksPoolArgs]
     """The GPU node groups."""
+    provider_settings: NotRequired[ProviderSettings | None]
+    """More arguments of the cluster's `aws.Provider` (a named credentials set: `profile`,
+    `assume_role`, ...). Default: None, the standard AWS credential chain."""
     zones: NotRequired[Sequence[str]]
     """Availability zones of the VPC's subnets; EKS needs at least two. Default: every zone the
-    pools name, sorted."""
+    pools name, sorted, completed to two with the region's first available zones."""
     vpc_cidr: NotRequired[str]
     """The VPC's range, split into /20 subnets (public first, then private). Default: 10.20.0.0/16."""
     storage_class_name: NotRequired[str]
@@ -79,8 +101,19 @@ def eks_args(cluster: ClusterManifest, fleet: Fleet) -> EksClusterArgs:
     """EksClusterArgs from a validated EKS InferenceCluster."""
     eks = cluster.spec.cluster.eks
     assert eks is not None, "validated: an EKS cluster has an eks block"
-    return {"name": cluster.name, "region": eks.region, "kubernetes_version": eks.kubernetes_version,
-            "pools": gpu_pools(cluster, fleet, Provider.EKS)}
+    pools: list[EksPoolArgs] = []
+    for pool, provisioning in provisioned_pools(cluster, fleet):
+        machine = provisioning.eks
+        assert machine is not None, "validated: an EKS pool's class has an eks provisioning block"
+        block = pool.capacity_block.capacity_reservation_id if pool.capacity_block else None
+        pools.append({**machine_pool(pool, machine.instance_type, machine.disk_size_gb, machine.accelerator),
+                      "capacity_reservation_id": block})
+    return {"name": cluster.name, "region": eks.region, "kubernetes_version": eks.kubernetes_version, "pools": pools}
+
+
+def build(name: str, manifest: ClusterManifest, inputs: ClusterInputs, opts: ResourceOptions) -> EksCluster:
+    return EksCluster(f"{name}-eks", {**eks_args(manifest, inputs["fleet"]), "storage_class_name": inputs["rwx_storage_class"],
+                                      "provider_settings": inputs["provider_settings"]}, opts)
 
 
 def _assume(service: str, *actions: str) -> str:
@@ -100,14 +133,11 @@ class EksCluster(ClusterComponent):
     def __init__(self, name: str, args: EksClusterArgs, opts: ResourceOptions | None = None):
         super().__init__("modelplane:index:EksCluster", name, {}, opts)
         self.storage_class_name = args.get("storage_class_name", RWX_STORAGE_CLASS)
-        zones = sorted(args.get("zones") or {zone for pool in args["pools"] for zone in pool["zones"]})
-        if len(zones) < 2:
-            raise ValueError(f"EKS cluster {args['name']}: EKS needs subnets in at least two availability zones; "
-                             f"the pools name {zones or 'none'}: list zones on the nodePools or pass zones")
-        outside = sorted({zone for pool in args["pools"] for zone in pool["zones"]} - set(zones))
-        if outside:
-            raise ValueError(f"EKS cluster {args['name']}: pools use zones {outside} outside the VPC's zones {zones}")
-        self.aws_provider = aws.Provider(f"{name}-aws", region=args["region"], opts=ResourceOptions(parent=self))
+        provider = explicit_provider(aws.Provider, f"{name}-aws", args.get("provider_settings"), self,
+                                     region=args["region"])
+        assert provider is not None, "an EKS cluster always has its own regional provider"
+        self.aws_provider = provider
+        zones = self._zones(args)
         self._child = ResourceOptions(parent=self, provider=self.aws_provider)
         vpc_cidr = args.get("vpc_cidr", "10.20.0.0/16")
         vpc, public, private = self._network(name, args["name"], vpc_cidr, zones)
@@ -182,18 +212,54 @@ class EksCluster(ClusterComponent):
                     for policy in policies]
         return role, [role, *attached]
 
-    def _gpu_group(self, name: str, pool: GpuPoolArgs, role: aws.iam.Role, role_ready: list[pulumi.Resource],
+    def _zones(self, args: EksClusterArgs) -> list[str]:
+        """The VPC's zones: as given, else the pools', completed to EKS's two with the region's
+        first available zones (`aws.get_availability_zones`, only when the pools name fewer)."""
+        named = {zone for pool in args["pools"] for zone in pool["zones"]}
+        zones = sorted(args.get("zones") or named)
+        if len(zones) < 2:
+            listed = aws.get_availability_zones(
+                state="available", filters=[{"name": "opt-in-status", "values": ["opt-in-not-required"]}],
+                opts=pulumi.InvokeOptions(provider=self.aws_provider)).names or []
+            zones = sorted({*zones, *[zone for zone in sorted(listed) if zone not in zones][: 2 - len(zones)]})
+        if len(zones) < 2:
+            raise ValueError(f"EKS cluster {args['name']}: EKS needs subnets in at least two availability zones; "
+                             f"the pools name {sorted(named) or 'none'} and the region lists no more: list zones "
+                             "on the nodePools or pass zones")
+        outside = sorted(named - set(zones))
+        if outside:
+            raise ValueError(f"EKS cluster {args['name']}: pools use zones {outside} outside the VPC's zones {zones}")
+        return zones
+
+    def _gpu_group(self, name: str, pool: EksPoolArgs, role: aws.iam.Role, role_ready: list[pulumi.Resource],
                    private: dict[str, aws.ec2.Subnet]) -> aws.eks.NodeGroup:
         subnets = [private[zone].id for zone in pool["zones"]] or [s.id for s in private.values()]
+        reservation = pool.get("capacity_reservation_id")
+        template = self._capacity_block_template(name, pool, reservation) if reservation else None
         return aws.eks.NodeGroup(
             f"{name}-{pool['name']}", cluster_name=self.cluster.name, node_group_name=pool["name"],
-            node_role_arn=role.arn, subnet_ids=subnets, ami_type=GPU_AMI, instance_types=[pool["machine_type"]],
-            disk_size=pool["disk_size_gb"], labels=pool_labels(pool["name"], pool["accelerator_type"]),
-            taints=[GPU_TAINT],
+            node_role_arn=role.arn, subnet_ids=subnets, ami_type=GPU_AMI,
+            instance_types=None if template else [pool["machine_type"]],
+            disk_size=None if template else pool["disk_size_gb"],
+            capacity_type="CAPACITY_BLOCK" if template else None, launch_template=template,
+            labels=pool_labels(pool["name"], pool["accelerator_type"]), taints=[GPU_TAINT],
             scaling_config={"desired_size": pool["node_count"], "min_size": pool["min_node_count"],
                             "max_size": max(pool["max_node_count"], 1)},
             opts=ResourceOptions.merge(self._child, ResourceOptions(
                 depends_on=role_ready, ignore_changes=["scalingConfig.desiredSize"])))
+
+    def _capacity_block_template(self, name: str, pool: EksPoolArgs,
+                                 reservation: str) -> aws.eks.NodeGroupLaunchTemplateArgsDict:
+        """A launch template that runs the pool's instances in its Capacity Block (EKS takes a
+        capacity-block node group's instance type and disk from its template)."""
+        template = aws.ec2.LaunchTemplate(
+            f"{name}-{pool['name']}-capacity-block", instance_type=pool["machine_type"],
+            instance_market_options={"market_type": "capacity-block"},
+            capacity_reservation_specification={"capacity_reservation_target": {"capacity_reservation_id": reservation}},
+            block_device_mappings=[{"device_name": ROOT_DEVICE, "ebs": {
+                "volume_size": pool["disk_size_gb"], "volume_type": "gp3", "delete_on_termination": "true"}}],
+            opts=self._child)
+        return {"id": template.id, "version": template.latest_version.apply(str)}
 
     def _efs(self, name: str, vpc: aws.ec2.Vpc, vpc_cidr: str, private: dict[str, aws.ec2.Subnet],
              system: aws.eks.NodeGroup) -> aws.efs.FileSystem:

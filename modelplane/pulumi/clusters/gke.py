@@ -32,18 +32,22 @@ import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 from pulumi import ResourceOptions
 
-from modelplane.api import Fleet, Provider
+from modelplane.api import Fleet
 from modelplane.api import InferenceCluster as ClusterManifest
-from modelplane.pulumi.cluster import (
+from modelplane.pulumi.clusters.contract import (
     RWX_STORAGE_CLASS,
     ClusterComponent,
-    GpuPoolArgs,
-    gpu_pools,
+    ClusterInputs,
+    MachinePoolArgs,
+    ProviderSettings,
+    explicit_provider,
     kubernetes_provider,
+    machine_pool,
     pool_labels,
+    provisioned_pools,
     rwx_storage_class,
 )
-from modelplane.pulumi.kubeconfig import gke_kubeconfig
+from modelplane.pulumi.clusters.kubeconfig import gke_kubeconfig
 
 GKE_DRA_LABELS = {
     "gke-no-default-nvidia-gpu-device-plugin": "true",
@@ -63,8 +67,11 @@ class GkeClusterArgs(TypedDict):
     """The region of the (regional) cluster, e.g. us-central1."""
     kubernetes_version: str
     """Minimum control-plane version, e.g. "1.34" (DRA's resource.k8s.io/v1 needs 1.34)."""
-    pools: Sequence[GpuPoolArgs]
+    pools: Sequence[MachinePoolArgs]
     """The GPU node pools."""
+    provider_settings: NotRequired[ProviderSettings | None]
+    """Arguments of an explicit `gcp.Provider` (a named credentials set). Default: None, the stack's
+    ambient gcp configuration."""
     system_machine_type: NotRequired[str]
     """Machine type of the system pool (one node per zone). Default: e2-standard-4."""
     filestore_tier: NotRequired[str]
@@ -88,8 +95,19 @@ def gke_args(cluster: ClusterManifest, fleet: Fleet, project: str | None) -> Gke
     if not chosen:
         raise ValueError(f"InferenceCluster {cluster.name}: no Google Cloud project; set spec.cluster.gke.project "
                          "or the stack config gcp:project (pulumi config set gcp:project <project>)")
+    pools = []
+    for pool, provisioning in provisioned_pools(cluster, fleet):
+        machine = provisioning.gke
+        assert machine is not None, "validated: a GKE pool's class has a gke provisioning block"
+        pools.append(machine_pool(pool, machine.machine_type, machine.disk_size_gb, machine.accelerator))
     return {"name": cluster.name, "project": chosen, "region": gke.region,
-            "kubernetes_version": gke.kubernetes_version, "pools": gpu_pools(cluster, fleet, Provider.GKE)}
+            "kubernetes_version": gke.kubernetes_version, "pools": pools}
+
+
+def build(name: str, manifest: ClusterManifest, inputs: ClusterInputs, opts: ResourceOptions) -> GkeCluster:
+    args = gke_args(manifest, inputs["fleet"], inputs["gcp_project"])
+    return GkeCluster(f"{name}-gke", {**args, "storage_class_name": inputs["rwx_storage_class"],
+                                      "provider_settings": inputs["provider_settings"]}, opts)
 
 
 class GkeCluster(ClusterComponent):
@@ -105,7 +123,8 @@ class GkeCluster(ClusterComponent):
         super().__init__("modelplane:index:GkeCluster", name, {}, opts)
         project, region = args["project"], args["region"]
         self.storage_class_name = args.get("storage_class_name", RWX_STORAGE_CLASS)
-        child = ResourceOptions(parent=self)
+        self.gcp_provider = explicit_provider(gcp.Provider, f"{name}-gcp", args.get("provider_settings"), self)
+        child = ResourceOptions(parent=self, provider=self.gcp_provider)
         network = gcp.compute.Network(f"{name}-network", project=project, auto_create_subnetworks=False, opts=child)
         subnet = gcp.compute.Subnetwork(
             f"{name}-subnet", project=project, region=region, network=network.id,
@@ -122,7 +141,7 @@ class GkeCluster(ClusterComponent):
             addons_config={"gcp_filestore_csi_driver_config": {"enabled": True},
                            "gce_persistent_disk_csi_driver_config": {"enabled": True}},
             opts=child)
-        node_opts = ResourceOptions(parent=self, ignore_changes=["initialNodeCount"])
+        node_opts = ResourceOptions.merge(child, ResourceOptions(ignore_changes=["initialNodeCount"]))
         system = gcp.container.NodePool(
             f"{name}-system", name="modelplane-system", project=project, location=region,
             cluster=self.cluster.name,
@@ -146,7 +165,7 @@ class GkeCluster(ClusterComponent):
         self.anchor = self.cluster
         self.register_outputs({"kubeconfig": self.kubeconfig, "endpoint": endpoint})
 
-    def _gpu_pool(self, name: str, project: str, region: str, pool: GpuPoolArgs,
+    def _gpu_pool(self, name: str, project: str, region: str, pool: MachinePoolArgs,
                   opts: ResourceOptions) -> gcp.container.NodePool:
         zones = list(pool["zones"])
         per_zone = -(-pool["node_count"] // max(len(zones), 1))

@@ -1,0 +1,250 @@
+"""Where a cluster runs and how its pools are provisioned: one block per cloud, picked by a selector.
+
+An InferenceCluster's `spec.cluster.source` (GKE, EKS, AKS, Nebius, Vultr or Existing) takes exactly
+the `spec.cluster` block of the same name in lower case (`source: AKS` takes `aks:`), and an
+InferenceClass's `spec.provisioning.provider` takes one provisioning block the same way. Any other
+block is an error that names the block the selector takes. Field names, types and defaults are the
+ones the Crossplane-based Modelplane publishes (v0.3.1), so its manifests load unchanged, plus our
+own `existing.kubeconfig` (a Pulumi secret config key) beside its `existing.secretRef`.
+
+What the blocks mean when a cluster is provisioned (credentials sets, kubeconfig Secrets, GPU
+drivers) is the Pulumi layer's business; docs/clouds.md describes it per cloud.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from enum import StrEnum
+from typing import Annotated
+
+from pydantic import AfterValidator, Field, model_validator
+
+from modelplane.api.base import (
+    ClusterSource,
+    CredentialsType,
+    DNSSubdomain,
+    FieldError,
+    IdentityType,
+    Model,
+    NonEmptyStr,
+    Provider,
+    Str,
+    bounded,
+)
+
+_VKE_VERSION = re.compile(r"^v1\.\d+\.\d+\+\d+$")
+
+
+def check_vke_version(version: str) -> str:
+    if not _VKE_VERSION.match(version):
+        raise ValueError(f"{version!r} is not a VKE version: Vultr needs the exact version with its build "
+                         "suffix, e.g. v1.36.1+3 (list them with `vultr-cli kubernetes versions`)")
+    return version
+
+
+def check_aks_pool_name(name: str) -> str:
+    """AKS names Linux node pools with 1-12 lowercase letters and digits, starting with a letter."""
+    if not re.match(r"^[a-z][a-z0-9]{0,11}$", name):
+        raise ValueError(f"{name!r} cannot name an AKS node pool: use 1-12 lowercase letters and digits, "
+                         "starting with a letter (e.g. gpuh100)")
+    return name
+
+
+KubernetesVersion = Annotated[Str, Field(pattern=r"^1\.\d{2}$")]
+VkeVersion = Annotated[Str, AfterValidator(check_vke_version)]
+PulumiConfigKey = Annotated[Str, Field(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9_.:-]+$")]
+Region = Annotated[Str, Field(min_length=1, max_length=32)]
+ShortName = Annotated[Str, Field(min_length=1, max_length=63)]
+
+
+def only_the_chosen_block(selector: str, chosen: StrEnum, blocks: Mapping[StrEnum, tuple[str, Model | None]]) -> None:
+    """The block `chosen` names is set and no other one: `source: AKS` takes `aks` and nothing else."""
+    field = blocks[chosen][0]
+    for value, (other, block) in blocks.items():
+        if value is not chosen and block is not None:
+            raise FieldError((other,), f"the {other} block belongs to {selector} {value}; {selector} {chosen} "
+                                       f"takes the {field} block")
+    if blocks[chosen][1] is None:
+        raise FieldError((field,), f"{field} is required when {selector} is {chosen}")
+
+
+# spec.cluster: where the cluster runs.
+
+class Credentials(Model):
+    """Which credentials provision the cluster: the set `name` in stack config
+    (`modelplane:credentials.<name>`), or the stack's ambient provider configuration for the
+    default set when config defines no set named `default`. `type` is kept for Crossplane-era
+    manifests: both of its values name a set the same way."""
+
+    type: CredentialsType = CredentialsType.CLUSTER_PROVIDER_CONFIG
+    name: DNSSubdomain = "default"
+
+
+class ProvisionedCluster(Model):
+    credentials: Credentials = Credentials()
+
+
+class GkeCluster(ProvisionedCluster):
+    region: Region
+    project: NonEmptyStr | None = None
+    kubernetes_version: KubernetesVersion = "1.34"
+
+
+class EksCluster(ProvisionedCluster):
+    region: Region
+    kubernetes_version: KubernetesVersion = "1.34"
+
+
+class AksCluster(ProvisionedCluster):
+    location: Region
+    """The Azure region, e.g. westeurope."""
+    kubernetes_version: KubernetesVersion = "1.34"
+
+
+class NebiusCluster(ProvisionedCluster):
+    """Every field has a default (`nebius: {}`): the project, and so the region, is the credentials'."""
+
+    kubernetes_version: KubernetesVersion = "1.34"
+
+
+class VultrCluster(ProvisionedCluster):
+    region: Region
+    """The Vultr region, e.g. ewr."""
+    kubernetes_version: VkeVersion = "v1.36.1+3"
+
+
+class KubeconfigSecretRef(Model):
+    name: Annotated[Str, Field(min_length=1, max_length=253)]
+    key: Annotated[Str, Field(min_length=1, max_length=253)] = "kubeconfig"
+
+
+class IdentitySecretRef(Model):
+    name: Annotated[Str, Field(min_length=1, max_length=253)]
+    key: Annotated[Str, Field(min_length=1, max_length=253)] = "private_key"
+    type: IdentityType = IdentityType.GOOGLE_APPLICATION_CREDENTIALS
+
+
+class ExistingCache(Model):
+    storage_class_name: DNSSubdomain | None = None
+
+
+class ExistingCluster(Model):
+    """A cluster reached by kubeconfig: from the Pulumi secret config key `kubeconfig` names, or from
+    the Secret `secretRef` names (exactly one of the two)."""
+
+    kubeconfig: PulumiConfigKey | None = None
+    """Name of the Pulumi secret config key that holds the cluster's kubeconfig (never the value)."""
+    secret_ref: KubeconfigSecretRef | None = None
+    """The Secret (namespace modelplane-system) that holds the kubeconfig."""
+    identity_secret_ref: IdentitySecretRef | None = None
+    """A Secret with the cloud identity the kubeconfig's credential plugin authenticates as."""
+    storage_class_name: DNSSubdomain | None = None
+    """A ReadWriteMany StorageClass on the cluster for ModelCache volumes (or `cache.storageClassName`)."""
+    cache: ExistingCache = ExistingCache()
+
+    @model_validator(mode="after")
+    def _one_kubeconfig_and_one_storage_class(self) -> ExistingCluster:
+        if (self.kubeconfig is None) == (self.secret_ref is None):
+            both = self.kubeconfig is not None
+            raise FieldError(("secretRef" if both else "kubeconfig",),
+                             "set kubeconfig (a Pulumi secret config key) or secretRef (a Secret), "
+                             + ("not both" if both else "one of them is required"))
+        if self.storage_class_name is not None and self.cache.storage_class_name is not None:
+            raise FieldError(("cache", "storageClassName"),
+                             "set storageClassName or cache.storageClassName, not both")
+        return self
+
+    @property
+    def rwx_storage_class(self) -> str | None:
+        """The ReadWriteMany StorageClass named in either place, or None."""
+        return self.storage_class_name or self.cache.storage_class_name
+
+
+class ClusterSpec(Model):
+    source: ClusterSource
+    gke: GkeCluster | None = None
+    eks: EksCluster | None = None
+    aks: AksCluster | None = None
+    nebius: NebiusCluster | None = None
+    vultr: VultrCluster | None = None
+    existing: ExistingCluster | None = None
+
+    @model_validator(mode="after")
+    def _block_matches_source(self) -> ClusterSpec:
+        only_the_chosen_block("source", self.source, {
+            ClusterSource.GKE: ("gke", self.gke), ClusterSource.EKS: ("eks", self.eks),
+            ClusterSource.AKS: ("aks", self.aks), ClusterSource.NEBIUS: ("nebius", self.nebius),
+            ClusterSource.VULTR: ("vultr", self.vultr), ClusterSource.EXISTING: ("existing", self.existing)})
+        return self
+
+    @property
+    def provisioned(self) -> GkeCluster | EksCluster | AksCluster | NebiusCluster | VultrCluster | None:
+        """The block of a cluster the stack creates; None for an Existing one."""
+        return self.gke or self.eks or self.aks or self.nebius or self.vultr
+
+
+class CapacityBlock(Model):
+    """An EC2 Capacity Block for ML the pool's nodes run in (EKS only)."""
+
+    capacity_reservation_id: Annotated[Str, Field(min_length=4, max_length=64, pattern=r"^cr-[0-9a-f]+$")]
+
+
+# spec.provisioning of an InferenceClass: how a node of the class is created on each cloud.
+
+class Accelerator(Model):
+    type: ShortName
+    count: bounded(1, 16)
+
+
+class GkeProvisioning(Model):
+    machine_type: NonEmptyStr
+    disk_size_gb: bounded(10, 65536) = 100
+    accelerator: Accelerator
+
+
+class EksProvisioning(Model):
+    instance_type: NonEmptyStr
+    disk_size_gb: bounded(10, 65536) = 100
+    accelerator: Accelerator
+
+
+class AksProvisioning(Model):
+    vm_size: NonEmptyStr
+    """The Azure VM size (Standard_ND96isr_H100_v5): it fixes the GPU model and count."""
+    disk_size_gb: bounded(10, 65536) = 100
+    accelerator: Accelerator
+
+
+class NebiusProvisioning(Model):
+    platform: ShortName
+    """The Nebius compute platform (gpu-h100-sxm)."""
+    preset: ShortName
+    """The platform's resource preset (8gpu-128vcpu-1600gb): GPUs, vCPUs and memory per node."""
+    disk_size_gb: bounded(10, 65536) = 100
+    drivers_preset: ShortName = "cuda13.0"
+    """The NVIDIA driver stack mk8s preinstalls on the nodes (cuda12.4, cuda13.0); mk8s validates it."""
+    accelerator: Accelerator
+
+
+class VultrProvisioning(Model):
+    plan: ShortName
+    """The Vultr plan (vcg-l40s-16c-180g-48vram): it fixes the GPU model and count."""
+    accelerator: Accelerator
+
+
+class Provisioning(Model):
+    provider: Provider
+    gke: GkeProvisioning | None = None
+    eks: EksProvisioning | None = None
+    aks: AksProvisioning | None = None
+    nebius: NebiusProvisioning | None = None
+    vultr: VultrProvisioning | None = None
+
+    @model_validator(mode="after")
+    def _block_matches_provider(self) -> Provisioning:
+        only_the_chosen_block("provider", self.provider, {
+            Provider.GKE: ("gke", self.gke), Provider.EKS: ("eks", self.eks), Provider.AKS: ("aks", self.aks),
+            Provider.NEBIUS: ("nebius", self.nebius), Provider.VULTR: ("vultr", self.vultr)})
+        return self
+
