@@ -1,0 +1,79 @@
+"""Fixtures of the end-to-end suite: the toolset built from Go modules, real API servers, CRDs.
+
+Every test under tests/e2e carries the `e2e` marker, which `make test` deselects and `make e2e`
+selects. A toolset that cannot be built fails the suite (`pytest.fail`), it never skips.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from kubernetes import client, config
+
+from tests.e2e.servers import Cluster, Fleet
+
+ROOT = Path(__file__).resolve().parents[2]
+CRDS = ROOT / "tests" / "data" / "crds"
+CLUSTERS = ("east", "west")
+BUILD_SECONDS = 3600
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    here = Path(__file__).parent
+    for item in items:
+        if here in Path(item.fspath).parents:
+            item.add_marker(pytest.mark.e2e)
+
+
+@pytest.fixture(scope="session")
+def tools() -> Path:
+    """The toolset's bin directory (built by e2e/build-tools.sh on first use, cached per user)."""
+    try:
+        built = subprocess.run([str(ROOT / "e2e" / "build-tools.sh"), "--print-bin"], capture_output=True,
+                               text=True, timeout=BUILD_SECONDS)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"e2e/build-tools.sh did not finish in {BUILD_SECONDS} s")
+    if built.returncode != 0:
+        pytest.fail("e2e/build-tools.sh failed:\n" + "\n".join(built.stderr.splitlines()[-40:]))
+    return Path(built.stdout.strip().splitlines()[-1])
+
+
+@pytest.fixture(scope="module")
+def fleet(tools: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fleet]:
+    """etcd, and per cluster an apiserver + controller manager, with the CRDs our workloads use;
+    fresh for each test module, so no module sees another's objects."""
+    running = Fleet(tools, tmp_path_factory.mktemp("servers"), CLUSTERS).start()
+    try:
+        for cluster in running.clusters.values():
+            install_crds(tools, cluster)
+        yield running
+    finally:
+        running.stop()
+
+
+def kubectl(tools: Path, cluster: Cluster, *args: str, stdin: str | None = None,
+            check: bool = True) -> subprocess.CompletedProcess[str]:
+    """kubectl (built with the apiserver) against `cluster`, bounded in time."""
+    done = subprocess.run([str(tools / "kubectl"), f"--kubeconfig={cluster.kubeconfig_file}", *args],
+                          input=stdin, capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "KUBECACHEDIR": str(cluster.directory / "kubecache")})
+    if check and done.returncode != 0:
+        raise AssertionError(f"kubectl {' '.join(args)} failed ({done.returncode}):\n{done.stderr}")
+    return done
+
+
+def install_crds(tools: Path, cluster: Cluster) -> None:
+    """The published CRDs of tests/data/crds (LWS, Gateway API, Inference Extension, Envoy Backend),
+    applied server-side (LWS's is too large for client-side apply's annotation) and Established."""
+    for path in sorted(CRDS.glob("*.yaml")):
+        kubectl(tools, cluster, "apply", "--server-side", "-f", str(path))
+    kubectl(tools, cluster, "wait", "--for=condition=Established", "crd", "--all", "--timeout=60s")
+
+
+def api_client(cluster: Cluster) -> client.ApiClient:
+    """The official Python client for `cluster`, from its kubeconfig."""
+    return config.new_client_from_config(config_file=str(cluster.kubeconfig_file))

@@ -1,0 +1,220 @@
+"""Real Kubernetes API servers on loopback for the end-to-end suite: one etcd, and per cluster a
+kube-apiserver (its own etcd prefix) and a kube-controller-manager.
+
+Contract:
+- Every process listens on 127.0.0.1 only, on ports picked free at start; each start waits a
+  bounded time for readiness (etcd /health, apiserver /readyz) and fails with the process's log
+  tail. `Fleet.stop()` terminates everything (SIGTERM, then SIGKILL after a bound); the processes
+  also get SIGTERM if the test process dies (PR_SET_PDEATHSIG), so nothing outlives a run.
+- Each cluster has a self-signed serving certificate (the apiserver writes it to its cert dir) and
+  an admin bearer token that is random per run (so a test can look for it in Pulumi's state); its
+  kubeconfig embeds the CA and the token.
+- The controller manager runs the garbage collector and namespace controller, which `pulumi
+  destroy` needs (the kubernetes provider deletes with foreground propagation).
+- Logs stay in the run's directory; `Fleet.logs()` names them for a failing test to print.
+"""
+
+from __future__ import annotations
+
+import base64
+import ctypes
+import json
+import secrets
+import signal
+import socket
+import ssl
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+READY_SECONDS = 60.0
+STOP_SECONDS = 10.0
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent() -> None:
+    ctypes.CDLL("libc.so.6", use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+class ServerError(Exception):
+    """A server did not start or answer in time; the message carries its log's tail."""
+
+
+@dataclass
+class Process:
+    name: str
+    popen: subprocess.Popen
+    log: Path
+
+    def tail(self, lines: int = 30) -> str:
+        text = self.log.read_text(errors="replace").splitlines() if self.log.exists() else []
+        return "\n".join(text[-lines:])
+
+    def stop(self) -> None:
+        if self.popen.poll() is not None:
+            return
+        self.popen.terminate()
+        try:
+            self.popen.wait(STOP_SECONDS)
+        except subprocess.TimeoutExpired:
+            self.popen.kill()
+            self.popen.wait(STOP_SECONDS)
+
+
+@dataclass
+class Cluster:
+    """One "existing cluster": an apiserver (+ controller manager) reachable by its kubeconfig."""
+
+    name: str
+    port: int
+    token: str
+    directory: Path
+
+    @property
+    def server(self) -> str:
+        return f"https://127.0.0.1:{self.port}"
+
+    @property
+    def ca_file(self) -> Path:
+        return self.directory / "certs" / "apiserver.crt"
+
+    @property
+    def kubeconfig_file(self) -> Path:
+        return self.directory / "kubeconfig.yaml"
+
+    def kubeconfig(self) -> str:
+        ca = base64.b64encode(self.ca_file.read_bytes()).decode()
+        return yaml.safe_dump({
+            "apiVersion": "v1", "kind": "Config", "current-context": self.name,
+            "clusters": [{"name": self.name, "cluster": {"server": self.server, "certificate-authority-data": ca}}],
+            "users": [{"name": "admin", "user": {"token": self.token}}],
+            "contexts": [{"name": self.name, "context": {"cluster": self.name, "user": "admin"}}]}, sort_keys=True)
+
+    def get(self, path: str) -> dict:
+        """GET an API path as the admin (JSON)."""
+        request = urllib.request.Request(self.server + path, headers={"Authorization": f"Bearer {self.token}"})
+        context = ssl.create_default_context(cafile=str(self.ca_file))
+        with urllib.request.urlopen(request, context=context, timeout=10) as response:
+            return json.load(response)
+
+
+@dataclass
+class Fleet:
+    """etcd plus one apiserver and controller manager per cluster name, under `directory`."""
+
+    bin: Path
+    directory: Path
+    names: tuple[str, ...]
+    clusters: dict[str, Cluster] = field(default_factory=dict)
+    processes: list[Process] = field(default_factory=list)
+
+    def start(self) -> Fleet:
+        try:
+            etcd_url = self._etcd()
+            keys = self._service_account_key()
+            for name in self.names:
+                self.clusters[name] = self._apiserver(name, etcd_url, keys)
+                self._controller_manager(self.clusters[name], keys)
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def stop(self) -> None:
+        for process in reversed(self.processes):
+            process.stop()
+
+    def logs(self) -> str:
+        return "\n".join(f"{p.name}: {p.log}" for p in self.processes)
+
+    def _spawn(self, name: str, argv: list[str]) -> Process:
+        log = self.directory / f"{name}.log"
+        with log.open("wb") as out:
+            popen = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                     preexec_fn=_die_with_parent)
+        process = Process(name, popen, log)
+        self.processes.append(process)
+        return process
+
+    def _wait(self, process: Process, ready: callable, what: str) -> None:
+        deadline = time.monotonic() + READY_SECONDS
+        while time.monotonic() < deadline:
+            if process.popen.poll() is not None:
+                raise ServerError(f"{process.name} exited with {process.popen.returncode} before {what}:\n"
+                                  f"{process.tail()}")
+            if ready():
+                return
+            time.sleep(0.2)
+        raise ServerError(f"{process.name} not {what} after {READY_SECONDS:.0f} s:\n{process.tail()}")
+
+    def _etcd(self) -> str:
+        client, peer = free_port(), free_port()
+        process = self._spawn("etcd", [
+            str(self.bin / "etcd"), "--name", "e2e", "--data-dir", str(self.directory / "etcd"),
+            "--listen-client-urls", f"http://127.0.0.1:{client}", "--advertise-client-urls", f"http://127.0.0.1:{client}",
+            "--listen-peer-urls", f"http://127.0.0.1:{peer}", "--initial-advertise-peer-urls", f"http://127.0.0.1:{peer}",
+            "--initial-cluster", f"e2e=http://127.0.0.1:{peer}", "--unsafe-no-fsync", "--log-level", "warn"])
+
+        def healthy() -> bool:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{client}/health", timeout=2) as response:
+                    return json.load(response).get("health") == "true"
+            except (OSError, ValueError):
+                return False
+
+        self._wait(process, healthy, "healthy")
+        return f"http://127.0.0.1:{client}"
+
+    def _service_account_key(self) -> tuple[Path, Path]:
+        private, public = self.directory / "sa.key", self.directory / "sa.pub"
+        subprocess.run(["openssl", "genrsa", "-out", str(private), "2048"], check=True, capture_output=True)
+        subprocess.run(["openssl", "rsa", "-in", str(private), "-pubout", "-out", str(public)], check=True,
+                       capture_output=True)
+        return private, public
+
+    def _apiserver(self, name: str, etcd_url: str, keys: tuple[Path, Path]) -> Cluster:
+        directory = self.directory / name
+        (directory / "certs").mkdir(parents=True)
+        cluster = Cluster(name, free_port(), secrets.token_hex(16), directory)
+        tokens = directory / "tokens.csv"
+        tokens.write_text(f"{cluster.token},e2e-admin,e2e-admin,system:masters\n")
+        process = self._spawn(f"{name}-apiserver", [
+            str(self.bin / "kube-apiserver"), f"--etcd-servers={etcd_url}", f"--etcd-prefix=/{name}",
+            "--bind-address=127.0.0.1", "--advertise-address=127.0.0.1", f"--secure-port={cluster.port}",
+            f"--cert-dir={directory / 'certs'}", f"--service-account-issuer=https://127.0.0.1:{cluster.port}",
+            f"--service-account-key-file={keys[1]}", f"--service-account-signing-key-file={keys[0]}",
+            "--service-cluster-ip-range=10.0.0.0/24", f"--token-auth-file={tokens}", "--authorization-mode=RBAC",
+            "--endpoint-reconciler-type=none", "--enable-aggregator-routing=true", "--allow-privileged=true"])
+
+        def ready() -> bool:
+            if not cluster.ca_file.exists():
+                return False
+            try:
+                return cluster.get("/readyz?verbose") is not None
+            except json.JSONDecodeError:
+                return True  # /readyz answers 200 with plain text once every check passes
+            except (OSError, urllib.error.URLError, ssl.SSLError):
+                return False
+
+        self._wait(process, ready, "ready")
+        cluster.kubeconfig_file.write_text(cluster.kubeconfig())
+        return cluster
+
+    def _controller_manager(self, cluster: Cluster, keys: tuple[Path, Path]) -> None:
+        self._spawn(f"{cluster.name}-controller-manager", [
+            str(self.bin / "kube-controller-manager"), f"--kubeconfig={cluster.kubeconfig_file}",
+            f"--authentication-kubeconfig={cluster.kubeconfig_file}",
+            f"--authorization-kubeconfig={cluster.kubeconfig_file}", "--leader-elect=false",
+            f"--service-account-private-key-file={keys[0]}", f"--root-ca-file={cluster.ca_file}",
+            "--bind-address=127.0.0.1", "--secure-port=0", "--use-service-account-credentials=false"])
