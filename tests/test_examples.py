@@ -27,7 +27,7 @@ def where(example: str) -> dict[str, list[tuple[str, dict[str, str]]]]:
 
 
 def test_every_set_is_covered() -> None:
-    assert SETS == ["kimi-k2", "multi-cloud", "prefill-decode", "qwen-demo", "qwen3-8b", "qwen3-coder"]
+    assert SETS == ["kimi-k2", "more-clouds", "multi-cloud", "prefill-decode", "qwen-demo", "qwen3-8b", "qwen3-coder"]
 
 
 @pytest.mark.parametrize("example", SETS)
@@ -67,4 +67,14 @@ def test_the_multi_cloud_demo_runs_everything() -> None:
         "ml-team/qwen-demo": [("gke-us-central", {"qwen": "l4"})],
         "ml-team/qwen3-8b": [("eks-us-west", {"qwen3-8b": "a100"}), ("gke-us-central", {"qwen3-8b": "l4"})],
         "ml-team/qwen3-coder": [("onprem-us-east", {"qwen3-coder": "frontier"})],
+    }
+
+
+def test_more_clouds_places_on_aks_nebius_vultr_the_capacity_block_and_the_existing_cluster() -> None:
+    """Issue 15: the Capacity Block's two nodes count like any pool's; the gang fills them."""
+    assert where("more-clouds") == {
+        "ml-team/kimi-k2-instruct": [("eks-us-east", {"kimi-k2": "gpu-h200"})],
+        "ml-team/llama-3-3-70b": [("aks-westeurope", {"llama": "gpuh100"}), ("byo-us-east", {"llama": "gpu-h100"}),
+                                  ("nebius-eu-north", {"llama": "gpu-h100"})],
+        "ml-team/qwen3-8b": [("vultr-ewr", {"qwen3-8b": "gpu-l40s"})],
     }
