@@ -1,0 +1,118 @@
+"""The real Pulumi CLI running the real program (`__main__.py`) in a scratch project directory.
+
+`Project` copies `Pulumi.yaml` and `__main__.py` into a temporary directory next to a link to the
+repo's virtualenv, writes the stack's manifests there, and runs `pulumi` from the e2e toolset with
+a `file://` backend and a passphrase secrets provider. The environment keeps everything local:
+- plugins come from the toolset's bin directory on PATH (automatic acquisition is off);
+- HTTP(S)_PROXY points at a closed loopback port (NO_PROXY covers 127.0.0.1), so any attempt to
+  reach the network fails loudly instead of silently succeeding or hanging;
+- PULUMI_HOME, the state and the stack config live in the scratch directory.
+The language host of the toolset does not read Pulumi.yaml's `virtualenv` option, so the
+virtualenv's bin comes first on PATH (its python runs the program).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tests.e2e.conftest import ROOT
+
+STACK = "e2e"
+PASSPHRASE = "e2e-passphrase"
+COMMAND_SECONDS = 600
+CLOSED_PORT_PROXY = "http://127.0.0.1:9"
+
+
+class PulumiFailed(AssertionError):
+    """A pulumi command exited non-zero; the message carries its output."""
+
+
+def events(text: str) -> list[dict[str, Any]]:
+    """Engine events from `--json` output: a stream of JSON objects, one per line or pretty-printed."""
+    decoder, found, at = json.JSONDecoder(), [], 0
+    while (at := _skip_space(text, at)) < len(text):
+        event, at = decoder.raw_decode(text, at)
+        found.append(event)
+    return found
+
+
+def _skip_space(text: str, at: int) -> int:
+    while at < len(text) and text[at].isspace():
+        at += 1
+    return at
+
+
+@dataclass
+class Project:
+    directory: Path
+    tools: Path
+
+    @classmethod
+    def create(cls, directory: Path, tools: Path) -> Project:
+        directory.mkdir(parents=True, exist_ok=True)
+        for name in ("Pulumi.yaml", "__main__.py"):
+            shutil.copy(ROOT / name, directory / name)
+        (directory / ".venv").symlink_to(ROOT / ".venv")
+        (directory / "stacks").mkdir()
+        (directory / "state").mkdir()
+        project = cls(directory, tools)
+        project.run("login", f"file://{directory / 'state'}")
+        project.run("stack", "init", STACK)
+        return project
+
+    @property
+    def env(self) -> dict[str, str]:
+        keep = {key: value for key, value in os.environ.items() if not key.startswith("PULUMI_")}
+        return {**keep,
+                "PATH": f"{self.tools}:{ROOT / '.venv' / 'bin'}:{os.environ.get('PATH', '')}",
+                "PULUMI_HOME": str(self.directory / ".pulumi-home"),
+                "PULUMI_CONFIG_PASSPHRASE": PASSPHRASE,
+                "PULUMI_SKIP_UPDATE_CHECK": "true",
+                "PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION": "true",
+                "PULUMI_SKIP_CONFIRMATIONS": "true",
+                "HTTP_PROXY": CLOSED_PORT_PROXY, "HTTPS_PROXY": CLOSED_PORT_PROXY,
+                "http_proxy": CLOSED_PORT_PROXY, "https_proxy": CLOSED_PORT_PROXY,
+                "NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost"}
+
+    def run(self, *args: str, check: bool = True, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+        done = subprocess.run([str(self.tools / "pulumi"), *args, "--non-interactive"], cwd=self.directory,
+                              env=self.env, input=stdin, capture_output=True, text=True, timeout=COMMAND_SECONDS)
+        if check and done.returncode != 0:
+            raise PulumiFailed(f"pulumi {' '.join(args)} exited {done.returncode}\n--- stdout\n{done.stdout[-6000:]}"
+                               f"\n--- stderr\n{done.stderr[-6000:]}")
+        return done
+
+    def config(self, key: str, value: str, secret: bool = False, path: bool = False) -> None:
+        flags = [*(["--secret"] if secret else []), *(["--path"] if path else [])]
+        self.run("config", "set", *flags, key, value)
+
+    def write_manifests(self, files: dict[str, str]) -> None:
+        """Replace the stack's manifests (modelplane:manifests points at ./manifests)."""
+        folder = self.directory / "manifests"
+        shutil.rmtree(folder, ignore_errors=True)
+        folder.mkdir()
+        for name, text in files.items():
+            (folder / name).write_text(text)
+
+    def preview(self, *flags: str, check: bool = True) -> tuple[dict[str, Any], subprocess.CompletedProcess[str]]:
+        """`pulumi preview --json`: the engine's own account of the steps."""
+        done = self.run("preview", "--json", *flags, check=check)
+        return (json.loads(done.stdout) if done.stdout.strip().startswith("{") else {}), done
+
+    def up(self, *flags: str) -> list[dict[str, Any]]:
+        """`pulumi up --yes --json`: the engine's events, in the order it emitted them."""
+        done = self.run("up", "--yes", "--skip-preview", "--json", *flags)
+        (self.directory / f"up-{len(list(self.directory.glob('up-*.json')))}.json").write_text(done.stdout)
+        return events(done.stdout)
+
+    def outputs(self) -> dict[str, Any]:
+        return json.loads(self.run("stack", "output", "--json", "--show-secrets").stdout)
+
+    def export(self) -> str:
+        return self.run("stack", "export").stdout
