@@ -14,4 +14,5 @@ fleet = Modelplane("modelplane", read_stack_config(Path(__file__).resolve().pare
 
 pulumi.export("placement", fleet.placement_summary)
 pulumi.export("serviceUrls", fleet.service_urls)
+pulumi.export("gatewayAddress", fleet.gateway_address)
 pulumi.export("gatewayAddresses", fleet.gateway_addresses)

@@ -20,7 +20,7 @@ from typing import Any
 
 from modelplane.api import Manifests, Problem, ServingMode
 from modelplane.collector import collector_paused
-from modelplane.compose import cache, files, prefill_decode, routing, serving, stack
+from modelplane.compose import cache, files, gateways, prefill_decode, routing, serving, stack
 from modelplane.compose.findings import Finding, problem
 from modelplane.compose.replica import ReplicaContext
 from modelplane.compose.settings import Settings
@@ -30,7 +30,7 @@ from modelplane.scheduling import Placement
 
 KIND_ORDER = ("Namespace", "GatewayClass", "Gateway", "Secret", "ServiceAccount", "Role", "RoleBinding", "ConfigMap",
               "PersistentVolumeClaim", "Job", "ResourceClaimTemplate", "Deployment", "LeaderWorkerSet", "Service",
-              "InferencePool", "Backend", "HTTPRoute")
+              "EndpointSlice", "BackendTLSPolicy", "InferencePool", "Backend", "HTTPRoute")
 
 
 @dataclass(frozen=True)
@@ -76,7 +76,7 @@ def _render(manifests: Manifests, placement: Placement, settings: Settings, give
     return Rendered(
         clusters={name: unique_sorted(manifests_of) for name, manifests_of in objects.items()},
         gateway=unique_sorted(gateway),
-        addons={cluster.name: stack.serving_stack(cluster, settings) for cluster in fleet.clusters},
+        addons={cluster.name: gateways.cluster_stack(cluster, settings, fleet.gateway) for cluster in fleet.clusters},
         endpoints=tuple(endpoints),
         warnings=tuple(sorted(problem(manifests, finding) for finding in (*findings, *found))))
 
@@ -124,7 +124,7 @@ def fleet_gateway(manifests: Manifests, contexts: list[ReplicaContext], addresse
     for cluster, cluster_routes in routes.items():
         objects[cluster] += cluster_routes
     namespaces = sorted({obj["metadata"]["namespace"] for obj in gateway} - {stack.SYSTEM_NAMESPACE})
-    hosted = {key(obj) for obj in objects[fleet.gateway.spec.cluster]}
+    hosted = {key(obj) for obj in objects[fleet.gateway.host]}
     return [*gateway, *(ns for ns in map(stack.namespace, namespaces) if key(ns) not in hosted)], findings
 
 

@@ -6,17 +6,21 @@ Invariants:
   `http://<cluster gateway address>/<namespace>/<replica>/` and rewritePath `/<namespace>/<replica>/`
   (its own route on its cluster, `serving.replica_route`). A cluster whose address is not given gets
   `address_placeholder(cluster)` in exactly the leaf strings that hold it: inside the endpoint's
-  `url`, and as a Backend's `fqdn.hostname`.
+  `url`, and as the address of the fleet gateway's objects that reach the cluster
+  (`gateways.bind_addresses` puts the address there).
 - Which endpoints a service selects, and their shares, follow the ModelService rule (`weights`).
 - Fleet level (with an InferenceGateway): per service, one HTTPRoute on the fleet Gateway matching
-  `/<namespace>/<service>/`, whose one rule-level URLRewrite replaces that prefix with `/`, so
-  `/<ns>/<service>/v1/chat/completions` arrives as `/v1/chat/completions`. Its backendRefs (targets)
-  are Envoy Gateway `Backend`s (`ip` for an IP literal, else `fqdn`): each workload cluster that runs
-  a selected replica, through its gateway's address, and each selected external endpoint.
+  `/<namespace>/<service>/`, rewritten per target (`Destination`) to its path and Host, with the
+  target's weight. The targets are each workload cluster that runs a selected replica, through its
+  gateway's address, and each selected external endpoint. The objects are the backend's
+  (`compose.gateways`: Envoy Gateway or Traefik); this module decides only what they carry.
+- A cluster target's path is `/`, so `/<ns>/<service>/v1/chat/completions` arrives as
+  `/v1/chat/completions`; an external target's path is its API root (rewritePath, else its URL's
+  path). A backend that cannot rewrite the path per backendRef (Envoy Gateway) rewrites to `/` for
+  every target when they differ, and the service gets a `per-backend-path-rewrite` warning.
 - The Host header says which service a cluster is asked for: a cluster target gets
   `service_host(namespace, service)`, an internal name that is only ever a Host header (no DNS
-  record exists or is needed); an external target gets its URL's host. When every target takes the
-  same Host it sits in the rule's URLRewrite, else each backendRef carries a hostname-only URLRewrite.
+  record exists or is needed); an external target gets its URL's host.
 - Cluster level: for each cluster target, one HTTPRoute on that cluster's inference Gateway with
   `hostnames: [<its Host>]` and PathPrefix `/`, whose backendRefs are exactly what each local
   selected replica's own route points at (its Unified Services, or its InferencePool), weighted so
@@ -24,39 +28,34 @@ Invariants:
 - One rule may reference one InferencePool and nothing else, so a PrefillDecode replica that shares
   its cluster with other selected replicas is a target of its own, with Host
   `<replica>.<service host>` and its own cluster route; the fleet route then reaches that cluster's
-  Backend once per Host (per-backendRef hostname rewrites).
-- Both levels disable the request timeout, so long token streams are never cut.
+  gateway once per Host.
+- The cluster routes disable the request timeout, so long token streams are never cut.
 
-Why this shape (Envoy Gateway, the fleet's and every cluster's gateway): a URLRewrite on a rule
-works, but a per-backendRef *path* rewrite is accepted and silently ignored (v1.7,
-envoyproxy/gateway#9095) and refused by later releases (#9131), because Envoy's weighted clusters
-have no per-cluster prefix rewrite (envoyproxy/envoy#7668); a per-backendRef *hostname* rewrite works
-from v1.7 (envoyproxy/gateway#7826, Envoy's per-cluster `host_rewrite_literal`). So the path is
-rewritten once, to `/`, for every target, and targets are told apart by Host. An external endpoint
-whose API root is not `/` (rewritePath, else its URL path) can only be right when the service's
-targets all share its path; otherwise it still gets `/` and a `per-backend-path-rewrite` warning
-says how to fix it. Envoy AI Gateway (the InferencePool extension) configures one endpoint picker
-per rule and makes that rule's cluster an original-destination cluster: "at most one inferencepool
-can be referenced per route rule" (envoyproxy/ai-gateway internal/extensionserver/post_cluster_modify.go).
+Why two levels, whichever the fleet backend: each cluster's own gateway (Envoy Gateway) splits the
+service's share of that cluster across its local replicas, by Host, so the fleet route needs one
+backendRef per cluster and no per-replica path, and reads the same on a backend that cannot rewrite
+the path per backendRef (`gateways.envoy`). Envoy AI Gateway (the InferencePool extension)
+configures one endpoint picker per rule and makes that rule's cluster an original-destination
+cluster: "at most one inferencepool can be referenced per route rule"
+(envoyproxy/ai-gateway internal/extensionserver/post_cluster_modify.go).
 """
 
 from __future__ import annotations
 
-import ipaddress
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from urllib.parse import urlsplit
 
 from modelplane.api import API_VERSION, InferenceGateway, ModelEndpoint, ModelService
-from modelplane.compose import names, prefill_decode, serving, weights
+from modelplane.compose import gateways, names, prefill_decode, serving, weights
 from modelplane.compose.findings import Finding
+from modelplane.compose.gateways import Destination
 from modelplane.compose.replica import ReplicaContext
-from modelplane.compose.stack import FLEET_GATEWAY, GATEWAY_PORT, SYSTEM_NAMESPACE, gateway_object
+from modelplane.compose.stack import GATEWAY_PORT
 
 SERVICE_DOMAIN = "modelplane.internal"
 """Parent of every service host: `.internal` is reserved for private use and never resolves publicly."""
-_ENVOY_BACKEND = "gateway.envoyproxy.io/v1alpha1"
 
 Endpoint = ReplicaContext | ModelEndpoint
 """A ModelEndpoint a service can select: a placed replica's, or a user's external one."""
@@ -64,8 +63,8 @@ Endpoint = ReplicaContext | ModelEndpoint
 
 def address_placeholder(cluster: str) -> str:
     """Stands for a workload cluster's gateway address until the cluster exists. It is a valid DNS
-    name, so objects holding it still validate; the Pulumi layer substitutes the real address (an
-    Output) wherever this string appears, whole or inside a URL."""
+    name, so objects holding it still validate; the Pulumi layer binds the real address (an Output)
+    wherever this string appears (`gateways.bind_addresses`), whole or inside a URL."""
     return f"{cluster}.gateway-address.modelplane.invalid"
 
 
@@ -97,12 +96,9 @@ def serving_refs(ctx: ReplicaContext) -> list[dict]:
 class Target:
     """One backendRef of a service's fleet route, and what lies behind it."""
 
-    backend: dict
-    """The Envoy Gateway Backend the fleet gateway reaches it through."""
-    host: str
-    """The Host header it is addressed by."""
-    path: str
-    """Where its OpenAI API is rooted: `/` on a cluster; an external endpoint's rewritePath or URL path."""
+    destination: Destination
+    """Where the fleet gateway sends it: address, Host, path (`/` on a cluster; an external
+    endpoint's API root)."""
     shares: tuple[Fraction, ...]
     """The shares of its leaves: the backendRefs in `refs`, or the external endpoint alone."""
     refs: tuple[dict, ...] = ()
@@ -115,11 +111,13 @@ class Target:
 
 def fleet_objects(gateway: InferenceGateway, services: Sequence[ModelService], endpoints: Sequence[Endpoint],
                   addresses: Mapping[str, str]) -> tuple[list[dict], dict[str, list[dict]], list[Finding]]:
-    """The fleet Gateway with each service's Backends and HTTPRoute; each cluster's service routes; warnings.
+    """The fleet Gateway with each service's objects (the gateway backend's); each cluster's service
+    routes; warnings.
 
     `addresses` holds every cluster's gateway address (or its placeholder).
     """
-    fleet = [gateway_object(FLEET_GATEWAY, gateway.spec.port, gateway.spec.hostname)]
+    backend = gateways.backend(gateway)
+    fleet = [backend.gateway_object(gateway)]
     clusters: dict[str, list[dict]] = {}
     findings: list[Finding] = []
     for service in services:
@@ -134,19 +132,20 @@ def fleet_objects(gateway: InferenceGateway, services: Sequence[ModelService], e
             continue
         targets = service_targets(service, selected, addresses)
         leaf_weights = weights.integer_weights([target.shares for target in targets])
-        fleet += [*(target.backend for target in targets),
-                  fleet_route(service, targets, [sum(leaves) for leaves in leaf_weights])]
+        fleet += backend.service_objects(service, [target.destination for target in targets],
+                                         [sum(leaves) for leaves in leaf_weights])
         for target, leaves in zip(targets, leaf_weights):
             if target.cluster:
                 clusters.setdefault(target.cluster, []).append(cluster_route(service, target, leaves))
-        findings += path_warnings(service, selected)
+        if not backend.PER_BACKEND_PATH:
+            findings += path_warnings(service, selected)
     return fleet, clusters, findings
 
 
 def service_targets(service: ModelService, selected: list[tuple[Endpoint, Fraction]],
                     addresses: Mapping[str, str]) -> list[Target]:
-    """The service's targets, sorted by Backend name then Host."""
-    targets = [external_target(service, endpoint, share) for endpoint, share in selected
+    """The service's targets, sorted by what they reach then Host."""
+    targets = [external_target(endpoint, share) for endpoint, share in selected
                if isinstance(endpoint, ModelEndpoint)]
     by_cluster: dict[str, list[tuple[ReplicaContext, Fraction]]] = {}
     for endpoint, share in selected:
@@ -154,33 +153,34 @@ def service_targets(service: ModelService, selected: list[tuple[Endpoint, Fracti
             by_cluster.setdefault(endpoint.cluster, []).append((endpoint, share))
     for cluster, replicas in by_cluster.items():
         targets += cluster_targets(service, cluster, replicas, addresses[cluster])
-    return sorted(targets, key=lambda target: (target.backend["metadata"]["name"], target.host))
+    return sorted(targets, key=lambda target: (target.destination.backend, target.destination.host))
 
 
-def external_target(service: ModelService, endpoint: ModelEndpoint, share: Fraction) -> Target:
+def external_target(endpoint: ModelEndpoint, share: Fraction) -> Target:
     url = urlsplit(endpoint.spec.url)
     host, https = url.hostname or "", url.scheme == "https"
-    backend = backend_object(names.name("external", endpoint.name), service.namespace, host,
-                             url.port or (443 if https else 80), tls=https)
-    return Target(backend, host, api_root(endpoint), (share,))
+    name = names.name("external", endpoint.name)
+    return Target(Destination(name, name, host, url.port or (443 if https else 80), https, host, api_root(endpoint)),
+                  (share,))
 
 
 def cluster_targets(service: ModelService, cluster: str, replicas: list[tuple[ReplicaContext, Fraction]],
                     address: str) -> list[Target]:
     """The targets on one cluster: its selected replicas behind the service host, except that a
     PrefillDecode replica sharing the cluster with others gets a Host (and route) of its own."""
-    backend = backend_object(names.name("gateway", cluster), service.namespace, address, GATEWAY_PORT)
+    backend = names.name("gateway", cluster)
     host = service_host(service.namespace, service.name)
     split = len(replicas) > 1
-    groups = [(host, names.name(service.name, "service"),
+    groups = [(backend, host, names.name(service.name, "service"),
                [(ctx, share) for ctx, share in replicas if not (split and ctx.prefill_decode)])]
-    groups += [(f"{ctx.name}.{host}", names.name(service.name, "service", ctx.name), [(ctx, share)])
-               for ctx, share in replicas if split and ctx.prefill_decode]
+    groups += [(names.name(backend, ctx.name), f"{ctx.name}.{host}", names.name(service.name, "service", ctx.name),
+                [(ctx, share)]) for ctx, share in replicas if split and ctx.prefill_decode]
     targets = []
-    for group_host, route, group in groups:
+    for name, group_host, route, group in groups:
         refs, shares = leaves(group)
         if refs:
-            targets.append(Target(backend, group_host, "/", shares, refs, cluster, route))
+            destination = Destination(name, backend, address, GATEWAY_PORT, False, group_host, "/")
+            targets.append(Target(destination, shares, refs, cluster, route))
     return targets
 
 
@@ -200,39 +200,18 @@ def api_root(endpoint: ModelEndpoint) -> str:
     return endpoint.spec.rewrite_path or urlsplit(endpoint.spec.url).path or "/"
 
 
-def fleet_route(service: ModelService, targets: list[Target], fleet_weights: list[int]) -> dict:
-    """The service's HTTPRoute on the fleet Gateway: one path rewrite on the rule, Hosts as the module says."""
-    paths = {target.path for target in targets}
-    hosts = {target.host for target in targets}
-    rewrite: dict = {"path": {"type": "ReplacePrefixMatch", "replacePrefixMatch": paths.pop() if len(paths) == 1 else "/"}}
-    refs = [{"group": "gateway.envoyproxy.io", "kind": "Backend", "name": target.backend["metadata"]["name"],
-             "weight": weight} for target, weight in zip(targets, fleet_weights)]
-    if len(hosts) == 1:
-        rewrite["hostname"] = hosts.pop()
-    else:
-        refs = [{**ref, "filters": [{"type": "URLRewrite", "urlRewrite": {"hostname": target.host}}]}
-                for ref, target in zip(refs, targets)]
-    rule = {"matches": [{"path": {"type": "PathPrefix", "value": serving.replica_path(service.namespace, service.name)}}],
-            "filters": [{"type": "URLRewrite", "urlRewrite": rewrite}],
-            "backendRefs": refs, "timeouts": {"request": "0s"}}
-    return {"apiVersion": "gateway.networking.k8s.io/v1", "kind": "HTTPRoute",
-            "metadata": {"name": service.name, "namespace": service.namespace, "labels": names.managed()},
-            "spec": {"parentRefs": [{"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": FLEET_GATEWAY,
-                                     "namespace": SYSTEM_NAMESPACE}],
-                     "rules": [rule]}}
-
-
 def cluster_route(service: ModelService, target: Target, leaf_weights: list[int]) -> dict:
-    """The HTTPRoute on `target.cluster`'s inference Gateway that serves the service for `target.host`."""
+    """The HTTPRoute on `target.cluster`'s inference Gateway that serves the service for its Host."""
     metadata = {"name": target.route, "namespace": service.namespace,
                 "labels": {**names.managed(), names.SERVICE: service.name, names.CLUSTER: target.cluster}}
     rule = {"matches": [{"path": {"type": "PathPrefix", "value": "/"}}],
             "backendRefs": [{**ref, "weight": weight} for ref, weight in zip(target.refs, leaf_weights)]}
-    return serving.inference_route(metadata, rule, [target.host])
+    return serving.inference_route(metadata, rule, [target.destination.host])
 
 
 def path_warnings(service: ModelService, selected: list[tuple[Endpoint, Fraction]]) -> list[Finding]:
-    """A warning when external endpoints are rooted elsewhere than the path the fleet route rewrites to."""
+    """A warning, for a backend that rewrites one path for the whole rule, when external endpoints are
+    rooted elsewhere than the path the fleet route rewrites to."""
     roots = {api_root(e) if isinstance(e, ModelEndpoint) else "/" for e, _ in selected}
     if len(roots) == 1:
         return []
@@ -242,23 +221,7 @@ def path_warnings(service: ModelService, selected: list[tuple[Endpoint, Fraction
                     f"its endpoints are rooted at different paths, so the fleet route rewrites "
                     f"{serving.replica_path(service.namespace, service.name)} to / for every backend and requests "
                     f"reach {listed} without that path: Envoy Gateway cannot rewrite the path per backend "
-                    "(envoyproxy/gateway#9095, #9131); point each such ModelEndpoint at a base URL whose API root "
-                    "is / (url: https://host/ with rewritePath: /), or publish it through a ModelService of its own",
+                    "(envoyproxy/gateway#7099, #9095); set backend: Traefik on the InferenceGateway, which does, or "
+                    "point each such ModelEndpoint at a base URL whose API root is / (url: https://host/ with "
+                    "rewritePath: /), or publish it through a ModelService of its own",
                     "per-backend-path-rewrite")]
-
-
-def backend_object(name: str, namespace: str, host: str, port: int, tls: bool = False) -> dict:
-    address = {"ip": {"address": host, "port": port}} if _is_ip(host) else {"fqdn": {"hostname": host, "port": port}}
-    spec: dict = {"endpoints": [address]}
-    if tls:
-        spec["tls"] = {"wellKnownCACertificates": "System"}
-    return {"apiVersion": _ENVOY_BACKEND, "kind": "Backend",
-            "metadata": {"name": name, "namespace": namespace, "labels": names.managed()}, "spec": spec}
-
-
-def _is_ip(host: str) -> bool:
-    try:
-        ipaddress.ip_address(host)
-    except ValueError:
-        return False
-    return True

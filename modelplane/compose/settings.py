@@ -44,6 +44,20 @@ class Settings:
     """NVIDIA DRA Driver for GPUs, chart `nvidia-dra-driver-gpu` at https://helm.ngc.nvidia.com/nvidia
     (NVIDIA GPU Operator docs: "install the NVIDIA DRA Driver for GPUs v25.12.0 and later")."""
 
+    traefik_version: str = "40.2.0"
+    """Chart `traefik` at https://traefik.github.io/charts (Traefik Proxy v3.7.1) for an InferenceGateway
+    with `backend: Traefik` that gives no `traefik.version`; the version every published manifest of
+    the Crossplane-based Modelplane v0.3.1 pins."""
+
+    gateway_api_version: str = "v1.5.1"
+    """Gateway API release whose standard-channel CRDs a Traefik gateway's cluster gets first: Traefik
+    v3.7 watches TLSRoute and BackendTLSPolicy as `v1` (gateway-api v1.5.1 in its go.mod), while Envoy
+    Gateway v1.7's chart would bring v1.4.1, which serves no TLSRoute `v1`."""
+
+    metallb_version: str = "0.14.9"
+    """Chart `metallb` at https://metallb.github.io/metallb, for `traefik.loadBalancer: MetalLB` (the
+    version the Crossplane-based Modelplane v0.3.1 installs)."""
+
     endpoint_picker_image: str = "ghcr.io/llm-d/llm-d-inference-scheduler:v0.3.2"
     """The endpoint picker with prefill/decode scheduling profiles (llm-d's build of the Gateway API
     Inference Extension EPP; the upstream EPP image has no prefill/decode plugins). v0.3.x is built

@@ -1,7 +1,8 @@
 """The serving stack of a workload cluster: the add-ons the Pulumi layer installs before any workload.
 
 `serving_stack(cluster, settings)` lists them in install order (each names what it needs first in
-`depends_on`). Three ways to install an add-on, and how the Pulumi layer does each:
+`depends_on`); the cluster that hosts the fleet gateway also gets that gateway's add-ons
+(`gateways.cluster_stack`). Three ways to install an add-on, and how the Pulumi layer does each:
 - `Install.HELM`: a Helm release (`kubernetes.helm.v3.Release`) of `chart_ref` at `version` in
   `namespace` (created if missing) with `values`. For an OCI `repository` the chart reference is
   `oci://.../<chart>` and no repository option is passed.
@@ -90,7 +91,10 @@ class Addon:
         return described
 
 
-def serving_stack(cluster: InferenceCluster, settings: Settings) -> tuple[Addon, ...]:
+def serving_stack(cluster: InferenceCluster, settings: Settings, before: tuple[Addon, ...] = (),
+                  after: tuple[Addon, ...] = ()) -> tuple[Addon, ...]:
+    """The cluster's add-ons; `before` go first (Envoy Gateway waits for them) and `after` last: the
+    fleet gateway's, on the cluster that hosts it (`gateways.cluster_stack`)."""
     inference_crds = Addon(
         name="gateway-api-inference-extension-crds", chart="", repository="", namespace="",
         version=settings.inference_extension_version,
@@ -99,7 +103,7 @@ def serving_stack(cluster: InferenceCluster, settings: Settings) -> tuple[Addon,
     envoy_gateway = Addon(
         name="envoy-gateway", chart="gateway-helm", repository="oci://docker.io/envoyproxy",
         version=settings.envoy_gateway_version, namespace="envoy-gateway-system",
-        values=_envoy_gateway_values(), depends_on=(inference_crds.name,))
+        values=_envoy_gateway_values(), depends_on=(*(addon.name for addon in before), inference_crds.name))
     ai_gateway_crds = Addon(
         name="envoy-ai-gateway-crds", chart="ai-gateway-crds-helm", repository="oci://docker.io/envoyproxy",
         version=settings.ai_gateway_version, namespace=_AI_GATEWAY_NAMESPACE)
@@ -122,7 +126,7 @@ def serving_stack(cluster: InferenceCluster, settings: Settings) -> tuple[Addon,
     gateway = Addon(name="inference-gateway", chart="", repository="", version="", namespace=SYSTEM_NAMESPACE,
                     objects=(namespace(SYSTEM_NAMESPACE), gateway_class(), gateway_object(INFERENCE_GATEWAY, GATEWAY_PORT)),
                     depends_on=(envoy_gateway.name,))
-    return (inference_crds, envoy_gateway, ai_gateway_crds, ai_gateway, lws, nfd, dra, gateway)
+    return (*before, inference_crds, envoy_gateway, ai_gateway_crds, ai_gateway, lws, nfd, dra, gateway, *after)
 
 
 def _envoy_gateway_values() -> dict[str, Any]:
@@ -147,17 +151,19 @@ def namespace(name: str) -> dict:
     return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "labels": names.managed()}}
 
 
-def gateway_class() -> dict:
+def gateway_class(name: str = GATEWAY_CLASS, controller: str = ENVOY_GATEWAY_CONTROLLER) -> dict:
     return {"apiVersion": "gateway.networking.k8s.io/v1", "kind": "GatewayClass",
-            "metadata": {"name": GATEWAY_CLASS, "labels": names.managed()},
-            "spec": {"controllerName": ENVOY_GATEWAY_CONTROLLER}}
+            "metadata": {"name": name, "labels": names.managed()},
+            "spec": {"controllerName": controller}}
 
 
-def gateway_object(name: str, port: int, hostname: str | None = None) -> dict:
-    listener: dict[str, Any] = {"name": "http", "protocol": "HTTP", "port": port,
-                                "allowedRoutes": {"namespaces": {"from": "All"}}}
+def gateway_object(name: str, port: int, hostname: str | None = None, *, gateway_class: str = GATEWAY_CLASS,
+                   listener: str = "http") -> dict:
+    """A Gateway in the system namespace with one HTTP listener that takes routes from every namespace."""
+    spec: dict[str, Any] = {"name": listener, "protocol": "HTTP", "port": port,
+                            "allowedRoutes": {"namespaces": {"from": "All"}}}
     if hostname:
-        listener["hostname"] = hostname
+        spec["hostname"] = hostname
     return {"apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway",
             "metadata": {"name": name, "namespace": SYSTEM_NAMESPACE, "labels": names.managed()},
-            "spec": {"gatewayClassName": GATEWAY_CLASS, "listeners": [listener]}}
+            "spec": {"gatewayClassName": gateway_class, "listeners": [spec]}}

@@ -2,16 +2,17 @@
 
 Order of work (DESIGN section 2, one direction):
 1. an `InferenceCluster` per cluster (GKE/EKS/AKS/Nebius/Vultr/Existing) -> kubeconfig, provider, RWX class;
-2. a `ServingStack` per cluster (compose's add-ons, `compose.stack.serving_stack`: they do not
-   depend on the placement, so they are registered before it is known; converge asserts that
-   `render` agrees);
+2. a `ServingStack` per cluster (compose's add-ons, `compose.cluster_stack`, with the fleet
+   gateway backend's on the cluster that hosts it: they do not depend on the placement, so they are
+   registered before it is known; converge asserts that `render` agrees);
 3. the `InferenceGateway` on the cluster the InferenceGateway manifest names;
 4. the `FleetPlacement` dynamic resource: check() places every replica, sticky across runs;
 5. from the known placement (fails loudly when unknown): compose renders, and
    `workloads.register_placed` registers every workload and fleet route; unschedulable deployments
    and compose's findings are `pulumi.log.warn`ings.
 Stack outputs come from the attributes: `placement_summary` (where each replica runs),
-`service_urls`, `gateway_addresses` (each cluster's inference Gateway).
+`service_urls`, `gateway_address` (the fleet gateway's), `gateway_addresses` (each cluster's
+inference Gateway).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import pulumi
 from pulumi import ResourceOptions
 
 from modelplane.api import Manifests, Workloads
-from modelplane.compose import Settings, render, secret_placeholder, serving_stack, storage_class
+from modelplane.compose import Settings, cluster_stack, render, secret_placeholder, storage_class
 from modelplane.pulumi.clusters import InferenceCluster, InferenceClusterArgs, ProviderSettings
 from modelplane.pulumi.clusters.contract import RWX_STORAGE_CLASS
 from modelplane.pulumi.gateway import InferenceGateway
@@ -80,6 +81,9 @@ class Modelplane(pulumi.ComponentResource):
     """Deployment -> `{"scheduled": "2/2", "replicas": ["cluster#index (engine: pool)", ...]}`."""
     service_urls: pulumi.Output[dict[str, str]]
     """ModelService `namespace/name` -> its URL on the fleet gateway (empty without a gateway)."""
+    gateway_address: pulumi.Output[str]
+    """The fleet gateway's external address, what the InferenceGateway's `status.address` reports
+    (empty without a gateway)."""
     gateway_addresses: pulumi.Output[dict[str, str]]
     """Cluster -> the external address of its inference Gateway."""
 
@@ -104,12 +108,13 @@ class Modelplane(pulumi.ComponentResource):
             built = InferenceCluster(cluster.name, cluster_args, child)
             self.clusters[cluster.name] = built
             self.serving_stacks[cluster.name] = ServingStack(cluster_name(cluster.name, "serving"), {
-                "cluster": cluster.name, "addons": serving_stack(cluster, settings), "provider": built.provider,
+                "cluster": cluster.name, "addons": cluster_stack(cluster, settings, fleet.gateway),
+                "provider": built.provider,
                 "anchor": built.anchor, "install_prerequisites": cluster.name in installed_on,
                 "skip_await": skip_await}, child)
         self.gateway = None
         if fleet.gateway is not None:
-            gateway_cluster = fleet.gateway.spec.cluster
+            gateway_cluster = fleet.gateway.host
             self.gateway = InferenceGateway(f"{name}-gateway", {
                 "gateway": fleet.gateway, "services": manifests.workloads.services,
                 "provider": self.clusters[gateway_cluster].provider, "anchor": self.clusters[gateway_cluster].anchor,
@@ -126,7 +131,7 @@ class Modelplane(pulumi.ComponentResource):
         def converge(placement: Placement) -> dict[str, Any]:
             rendered = render(manifests, placement, settings)
             assert all(addons == self.serving_stacks[cluster].addons for cluster, addons in rendered.addons.items()), (
-                "compose's serving stack no longer matches `serving_stack(cluster, settings)`, which the "
+                "compose's serving stack no longer matches `cluster_stack(cluster, settings, gateway)`, which the "
                 "ServingStacks were registered from before the placement was known")
             for warning in rendered.warnings:
                 pulumi.log.warn(str(warning), self)
@@ -140,10 +145,11 @@ class Modelplane(pulumi.ComponentResource):
 
         self.placement_summary = known_placement(self.placement.placement).apply(converge)
         self.service_urls = self.gateway.urls if self.gateway else pulumi.Output.from_input({})
+        self.gateway_address = self.gateway.address if self.gateway else pulumi.Output.from_input("")
         self.gateway_addresses = pulumi.Output.all(
             **{cluster: stack.gateway_address for cluster, stack in self.serving_stacks.items()})
         self.register_outputs({"placement": self.placement_summary, "serviceUrls": self.service_urls,
-                               "gatewayAddresses": self.gateway_addresses})
+                               "gatewayAddress": self.gateway_address, "gatewayAddresses": self.gateway_addresses})
 
 
 def summary(placement: Placement, workloads: Workloads) -> dict[str, Any]:

@@ -1,10 +1,11 @@
 """The fleet gateway: one OpenAI-compatible front door on the cluster the InferenceGateway names.
 
-The component registers the fleet `Gateway` (compose's object, on the gateway cluster's provider,
-after that cluster's serving stack) and exposes its address and each ModelService's URL:
-`http://<hostname or address>[:port]/<namespace>/<service>/`, under which the OpenAI paths
-(`/v1/chat/completions`, `/v1/models`, ...) pass through. The ModelService routes (HTTPRoutes and
-Envoy Gateway Backends) depend on the placement, so `workloads.register_placed` registers them as
+The component registers the fleet `Gateway` (the gateway backend's object, `compose.gateways`: Envoy
+Gateway's `modelplane` class or Traefik's `traefik` class; on the gateway cluster's provider, after
+that cluster's serving stack, which installs the backend) and exposes its address and each
+ModelService's URL: `http://<hostname or address>[:port]/<namespace>/<service>/`, under which the
+OpenAI paths (`/v1/chat/completions`, `/v1/models`, ...) pass through. The ModelService routes and
+what they point at depend on the placement, so `workloads.register_placed` registers them as
 children of this component. A service whose selectors match no endpoint keeps its URL but answers
 404 until one does (compose warns about it).
 """
@@ -20,20 +21,21 @@ from pulumi import ResourceOptions
 
 from modelplane.api import InferenceGateway as GatewayManifest
 from modelplane.api import ModelService
-from modelplane.compose import FLEET_GATEWAY, gateway_object, replica_path
+from modelplane.compose import replica_path
+from modelplane.compose.gateways import backend
 from modelplane.pulumi.kube import GatewayObject
 from modelplane.pulumi.names import manifest_name
 
 
 class InferenceGatewayArgs(TypedDict):
     gateway: GatewayManifest
-    """The validated InferenceGateway manifest (cluster, port, optional hostname)."""
+    """The validated InferenceGateway manifest (cluster, backend, port, optional hostname)."""
     services: Sequence[ModelService]
     """The fleet's ModelServices, each published at `/<namespace>/<name>/`."""
     provider: k8s.Provider
     """The Kubernetes provider of the cluster the gateway runs on."""
     after: Sequence[pulumi.Resource]
-    """What must exist first: that cluster's serving stack (Envoy Gateway and its GatewayClass)."""
+    """What must exist first: that cluster's serving stack (the backend's proxy and GatewayClass)."""
     anchor: NotRequired[pulumi.Resource | None]
     """What the gateway's resources are `deleted_with` (its cluster). Default: None."""
 
@@ -52,10 +54,11 @@ class InferenceGateway(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: InferenceGatewayArgs, opts: ResourceOptions | None = None):
         super().__init__("modelplane:index:InferenceGateway", name, {}, opts)
-        spec = args["gateway"].spec
-        self.cluster = spec.cluster
-        manifest = gateway_object(FLEET_GATEWAY, spec.port, spec.hostname)
-        self.gateway = GatewayObject(manifest_name(spec.cluster, manifest), manifest, ResourceOptions(
+        manifest = args["gateway"]
+        spec = manifest.spec
+        self.cluster = manifest.host
+        fleet_gateway = backend(manifest).gateway_object(manifest)
+        self.gateway = GatewayObject(manifest_name(self.cluster, fleet_gateway), fleet_gateway, ResourceOptions(
             parent=self, provider=args["provider"], depends_on=list(args["after"]), deleted_with=args.get("anchor")))
         self.address = self.gateway.address()
         port = "" if spec.port == 80 else f":{spec.port}"

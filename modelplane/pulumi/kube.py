@@ -33,6 +33,7 @@ TYPED: dict[tuple[str, str], Callable[..., pulumi.CustomResource]] = {
     ("v1", "ConfigMap"): k8s.core.v1.ConfigMap,
     ("v1", "PersistentVolumeClaim"): k8s.core.v1.PersistentVolumeClaim,
     ("v1", "Service"): k8s.core.v1.Service,
+    ("discovery.k8s.io/v1", "EndpointSlice"): k8s.discovery.v1.EndpointSlice,
     ("rbac.authorization.k8s.io/v1", "Role"): k8s.rbac.v1.Role,
     ("rbac.authorization.k8s.io/v1", "RoleBinding"): k8s.rbac.v1.RoleBinding,
     ("batch/v1", "Job"): k8s.batch.v1.Job,
@@ -42,10 +43,12 @@ TYPED: dict[tuple[str, str], Callable[..., pulumi.CustomResource]] = {
 FIELDS = {"metadata": "metadata", "spec": "spec", "data": "data", "stringData": "string_data",
           "binaryData": "binary_data", "type": "type", "immutable": "immutable", "rules": "rules",
           "roleRef": "role_ref", "subjects": "subjects", "secrets": "secrets",
-          "imagePullSecrets": "image_pull_secrets", "automountServiceAccountToken": "automount_service_account_token"}
+          "imagePullSecrets": "image_pull_secrets", "automountServiceAccountToken": "automount_service_account_token",
+          "addressType": "address_type", "endpoints": "endpoints", "ports": "ports"}
 """Top-level manifest fields -> typed-class arguments."""
-BUILT_IN_GROUPS = frozenset({"", "apps", "batch", "rbac.authorization.k8s.io", "resource.k8s.io", "storage.k8s.io",
-                             "policy", "networking.k8s.io", "scheduling.k8s.io", "autoscaling", "apiextensions.k8s.io"})
+BUILT_IN_GROUPS = frozenset({"", "apps", "batch", "discovery.k8s.io", "rbac.authorization.k8s.io", "resource.k8s.io",
+                             "storage.k8s.io", "policy", "networking.k8s.io", "scheduling.k8s.io", "autoscaling",
+                             "apiextensions.k8s.io"})
 GATEWAY_API = "gateway.networking.k8s.io/v1"
 WAIT_FOR_ADDRESS = {"pulumi.com/waitFor": "jsonpath={.status.addresses[0].value}"}
 SKIP_AWAIT = {"pulumi.com/skipAwait": "true"}

@@ -7,8 +7,9 @@
   controllers it needs) and on the Namespace it lives in, `deleted_with` the cluster, and named by
   `names.manifest_name` (cluster first), so a moved replica previews as creates plus deletes;
 - a cluster's gateway address and a secret's value replace compose's placeholders (`substitute`);
-  a fleet Backend aimed at a cluster's gateway gets an `ip` or an `fqdn` endpoint once the address
-  is known, by compose's own rule (`routing.backend_object`). A Secret whose value is not
+  a fleet gateway object aimed at a cluster's gateway (an Envoy Gateway Backend, a Traefik
+  EndpointSlice) gets the address in the form its kind needs once it is known, by compose's own
+  rule (`compose.bind_addresses`). A Secret whose value is not
   configured is not managed (a warning says which config key to set);
 - with `skip_await`, none of them waits for readiness (`kube.kubernetes_object`).
 
@@ -22,14 +23,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import partial
 from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
 from pulumi import ResourceOptions
 
-from modelplane.compose import FLEET_GATEWAY, Rendered, address_placeholder, backend_object, secret_placeholder
+from modelplane.compose import FLEET_GATEWAY, Rendered, address_placeholder, bind_addresses, secret_placeholder
 from modelplane.pulumi.gateway import InferenceGateway
 from modelplane.pulumi.kube import kubernetes_object, substitute
 from modelplane.pulumi.names import manifest_name
@@ -70,7 +70,7 @@ def register_placed(rendered: Rendered, targets: Mapping[str, Target], gateway: 
             namespace = namespaces.get((cluster, manifest["metadata"].get("namespace", "")))
             after = [target.after, *first, *([namespace] if namespace is not None else [])]
             name = manifest_name(cluster, manifest)
-            resolved = substitute(_backend_endpoints(manifest, addresses), replacements)
+            resolved = substitute(_bound(manifest, addresses), replacements)
             created[name] = kubernetes_object(name, resolved, ResourceOptions(
                 parent=owner, provider=target.provider, depends_on=after, deleted_with=target.anchor), skip_await)
             if manifest["kind"] == "Namespace":
@@ -78,21 +78,18 @@ def register_placed(rendered: Rendered, targets: Mapping[str, Target], gateway: 
     return created
 
 
-def _backend_endpoints(manifest: Mapping[str, Any], addresses: Mapping[str, pulumi.Output[str]]) -> Mapping[str, Any]:
-    """A Backend whose endpoint is a cluster gateway's placeholder, with that endpoint deferred to the
-    address: `ip` for an IP literal (GKE and most on-premises load balancers), else `fqdn`."""
-    if manifest["kind"] != "Backend":
+def _bound(manifest: dict, addresses: Mapping[str, pulumi.Output[str]]) -> Mapping[str, Any]:
+    """A fleet gateway object that reaches a cluster's gateway, with each field that holds the
+    address deferred until the address is known and bound by compose's own rule
+    (`compose.bind_addresses`: an Envoy Backend endpoint is `ip` or `fqdn`, an EndpointSlice's
+    addressType follows the address)."""
+    found = sorted(placeholder for placeholder in addresses if placeholder in repr(manifest))
+    if not found:
         return manifest
-    endpoints: list[Any] = []
-    for endpoint in manifest["spec"]["endpoints"]:
-        host, port = endpoint.get("fqdn", {}).get("hostname"), endpoint.get("fqdn", {}).get("port")
-        endpoints.append(addresses[host].apply(partial(_backend_endpoint, port=port)) if host in addresses
-                         else endpoint)
-    return {**manifest, "spec": {**manifest["spec"], "endpoints": endpoints}}
-
-
-def _backend_endpoint(address: str, port: int) -> dict[str, Any]:
-    return backend_object("", "", address, port)["spec"]["endpoints"][0]
+    bound = pulumi.Output.all(*(addresses[placeholder] for placeholder in found)).apply(
+        lambda resolved: bind_addresses(manifest, dict(zip(found, resolved, strict=True))))
+    return {key: value if key in ("apiVersion", "kind", "metadata") else bound.apply(lambda m, key=key: m[key])
+            for key, value in manifest.items()}
 
 
 def _unconfigured_secret(cluster: str, manifest: Mapping[str, Any], secrets: Mapping[str, Any]) -> bool:

@@ -4,13 +4,16 @@ Built-in kinds go through `kubernetes_validate.validate(manifest, "1.34", strict
 Kubernetes 1.34 OpenAPI schemas, unknown fields rejected). Custom resources are checked with
 `jsonschema` against the `openAPIV3Schema` of the published CRDs copied into tests/data/crds
 (LeaderWorkerSet v0.9.0, Gateway API v1.5.1 standard, Inference Extension v1.0.1, Envoy Gateway
-v1.9.0's Backend), made strict the same way: an object schema that lists properties and does not
-preserve unknown fields rejects others. Every kind compose emits has a schema: `problems` fails on
-a custom kind it has none for.
+v1.9.0's Backend, MetalLB v0.14.9's IPAddressPool and L2Advertisement), made strict the same way:
+an object schema that lists properties and does not preserve unknown fields rejects others. Every
+kind compose emits has a schema: `problems` fails on a custom kind it has none for. Helm values
+are checked against the chart's published values.schema.json in tests/data/charts
+(`chart_value_problems`).
 """
 
 from __future__ import annotations
 
+import json
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -20,9 +23,10 @@ import kubernetes_validate
 import yaml
 
 CRD_DIR = Path(__file__).resolve().parents[1] / "data" / "crds"
+CHART_DIR = CRD_DIR.parent / "charts"
 KUBERNETES_VERSION = "1.34"
 BUILT_IN = ("apps/", "batch/", "rbac.authorization.k8s.io/", "resource.k8s.io/", "storage.k8s.io/",
-            "networking.k8s.io/", "policy/", "autoscaling/")
+            "networking.k8s.io/", "policy/", "autoscaling/", "discovery.k8s.io/")
 
 
 @cache
@@ -65,3 +69,11 @@ def problems(manifest: dict) -> list[str]:
     except kubernetes_validate.ValidationError as error:
         return [f"{'.'.join(map(str, error.path))}: {error.message}"]
     return []
+
+
+def chart_value_problems(chart: str, version: str, values: dict) -> list[str]:
+    """Why `values` do not validate against the chart's published values.schema.json (empty when they
+    do). The chart's own defaults are not merged in: the schemas used here require nothing at the top."""
+    schema = json.loads((CHART_DIR / f"{chart}-{version}.values.schema.json").read_text())
+    validator = jsonschema.validators.validator_for(schema)(schema)
+    return [f"{'.'.join(map(str, error.absolute_path))}: {error.message}" for error in validator.iter_errors(values)]

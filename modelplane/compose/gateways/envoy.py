@@ -1,0 +1,101 @@
+"""The fleet gateway on Envoy Gateway: the proxy every workload cluster already runs.
+
+Objects per ModelService: an Envoy Gateway `Backend` per destination's `backend` (`ip` for an IP
+literal, else `fqdn`; TLS with the system CAs for an https endpoint), shared by every service of
+the namespace that reaches it, and one HTTPRoute on the fleet Gateway with one rule whose
+URLRewrite replaces `/<namespace>/<service>/` by the destinations' common path (`/` when they
+differ: routing warns) and, when all share one, the Host. Otherwise each backendRef carries a
+hostname-only URLRewrite. The rule disables the request timeout, so long token streams are never cut.
+
+Why one path for the whole rule: Envoy Gateway accepts a per-backendRef *path* rewrite and ignores
+it (v1.7, envoyproxy/gateway#7099, #9095) or refuses it (#9131): Envoy's weighted clusters have no
+per-cluster prefix rewrite (envoyproxy/envoy#7668). A per-backendRef *hostname* rewrite works from
+v1.7 (envoyproxy/gateway#7826, Envoy's per-cluster `host_rewrite_literal`).
+
+Nothing to install: the gateway's cluster runs Envoy Gateway and the `modelplane` GatewayClass as
+part of its serving stack.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Sequence
+
+from modelplane.api import InferenceGateway, ModelService
+from modelplane.compose import names
+from modelplane.compose.gateways.contract import Destination
+from modelplane.compose.serving import replica_path
+from modelplane.compose.settings import Settings
+from modelplane.compose.stack import FLEET_GATEWAY, SYSTEM_NAMESPACE, Addon, gateway_object as stack_gateway
+
+PER_BACKEND_PATH = False
+BACKEND_API = "gateway.envoyproxy.io/v1alpha1"
+
+
+def crds(settings: Settings) -> tuple[Addon, ...]:
+    return ()
+
+
+def addons(gateway: InferenceGateway, settings: Settings) -> tuple[Addon, ...]:
+    return ()
+
+
+def gateway_object(gateway: InferenceGateway) -> dict:
+    return stack_gateway(FLEET_GATEWAY, gateway.spec.port, gateway.spec.hostname)
+
+
+def service_objects(service: ModelService, destinations: Sequence[Destination], weights: Sequence[int]) -> list[dict]:
+    backends = {d.backend: backend_object(d.backend, service.namespace, d.address, d.port, d.tls) for d in destinations}
+    return [*backends.values(), fleet_route(service, destinations, weights)]
+
+
+def fleet_route(service: ModelService, destinations: Sequence[Destination], weights: Sequence[int]) -> dict:
+    """The service's HTTPRoute on the fleet Gateway: one path rewrite on the rule, Hosts as the module says."""
+    paths = {d.path for d in destinations}
+    hosts = {d.host for d in destinations}
+    rewrite: dict = {"path": {"type": "ReplacePrefixMatch", "replacePrefixMatch": paths.pop() if len(paths) == 1 else "/"}}
+    refs = [{"group": "gateway.envoyproxy.io", "kind": "Backend", "name": d.backend, "weight": weight}
+            for d, weight in zip(destinations, weights)]
+    if len(hosts) == 1:
+        rewrite["hostname"] = hosts.pop()
+    else:
+        refs = [{**ref, "filters": [{"type": "URLRewrite", "urlRewrite": {"hostname": d.host}}]}
+                for ref, d in zip(refs, destinations)]
+    rule = {"matches": [{"path": {"type": "PathPrefix", "value": replica_path(service.namespace, service.name)}}],
+            "filters": [{"type": "URLRewrite", "urlRewrite": rewrite}],
+            "backendRefs": refs, "timeouts": {"request": "0s"}}
+    return {"apiVersion": "gateway.networking.k8s.io/v1", "kind": "HTTPRoute",
+            "metadata": {"name": service.name, "namespace": service.namespace, "labels": names.managed()},
+            "spec": {"parentRefs": [{"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": FLEET_GATEWAY,
+                                     "namespace": SYSTEM_NAMESPACE}],
+                     "rules": [rule]}}
+
+
+def backend_object(name: str, namespace: str, host: str, port: int, tls: bool = False) -> dict:
+    spec: dict = {"endpoints": [backend_endpoint(host, port)]}
+    if tls:
+        spec["tls"] = {"wellKnownCACertificates": "System"}
+    return {"apiVersion": BACKEND_API, "kind": "Backend",
+            "metadata": {"name": name, "namespace": namespace, "labels": names.managed()}, "spec": spec}
+
+
+def backend_endpoint(host: str, port: int) -> dict:
+    """A Backend endpoint: `ip` for an IP literal, else `fqdn`."""
+    return {"ip": {"address": host, "port": port}} if is_ip(host) else {"fqdn": {"hostname": host, "port": port}}
+
+
+def bind_address(manifest: dict, placeholder: str, address: str) -> dict:
+    if (manifest["apiVersion"], manifest["kind"]) != (BACKEND_API, "Backend"):
+        return manifest
+    endpoints = [backend_endpoint(address, endpoint["fqdn"]["port"])
+                 if endpoint.get("fqdn", {}).get("hostname") == placeholder else endpoint
+                 for endpoint in manifest["spec"]["endpoints"]]
+    return {**manifest, "spec": {**manifest["spec"], "endpoints": endpoints}}
+
+
+def is_ip(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return True
