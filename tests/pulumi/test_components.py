@@ -168,6 +168,7 @@ def test_placeholders_are_replaced_whole_or_inside_a_string() -> None:
     "from modelplane.cli import main\ntry:\n    main(['--help'])\nexcept SystemExit:\n    pass",
 ])
 def test_the_cloud_sdks_are_imported_only_when_a_cluster_needs_them(statement: str) -> None:
-    code = f"{statement}\nimport sys\nprint(sorted(m for m in ('pulumi_gcp', 'pulumi_aws') if m in sys.modules))"
+    sdks = ("pulumi_gcp", "pulumi_aws", "pulumi_azure_native", "pulumi_nebius", "ediri_vultr")
+    code = f"{statement}\nimport sys\nprint(sorted(m for m in {sdks!r} if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT).stdout
     assert out.strip().splitlines()[-1] == "[]"

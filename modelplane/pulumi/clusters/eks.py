@@ -126,6 +126,8 @@ class EksCluster(ClusterComponent):
 
     storage_class_name: str
     """The ReadWriteMany StorageClass on EFS (access-point provisioning)."""
+    aws_provider: aws.Provider
+    """The cluster's regional provider (with its credentials set's settings, if any)."""
     cluster: aws.eks.Cluster
     node_groups: dict[str, aws.eks.NodeGroup]
     """GPU node groups by pool name."""

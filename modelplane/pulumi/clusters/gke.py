@@ -1,6 +1,8 @@
 """A GKE cluster for GPU inference (pulumi-gcp): network, cluster, system pool, one node pool per GPU pool.
 
 What it builds, and why each setting:
+- An explicit `gcp` provider with the settings of the cluster's credentials set, or the stack's
+  ambient gcp configuration.
 - A VPC network and subnet with secondary ranges for pods and services (VPC-native cluster).
 - A regional Standard cluster without the default node pool, with Workload Identity
   (`<project>.svc.id.goog`) and the Filestore CSI driver (ModelCache volumes are ReadWriteMany).
@@ -115,6 +117,8 @@ class GkeCluster(ClusterComponent):
 
     storage_class_name: str
     """The ReadWriteMany StorageClass on Filestore, on the cluster's own network."""
+    gcp_provider: gcp.Provider | None
+    """The explicit provider of the cluster's credentials set, or None (ambient configuration)."""
     cluster: gcp.container.Cluster
     node_pools: dict[str, gcp.container.NodePool]
     """GPU node pools by pool name."""
