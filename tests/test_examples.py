@@ -11,6 +11,8 @@ from modelplane.scheduling import place
 
 EXAMPLES = Path(__file__).parent.parent / "examples"
 SETS = sorted(p.name for p in EXAMPLES.iterdir() if p.is_dir() and any(p.glob("*.yaml")))
+STAGED = sorted(p.name for p in EXAMPLES.iterdir() if p.is_dir() and not any(p.glob("*.yaml")) and any(p.glob("*/*.yaml")))
+"""Examples whose manifests are stages in sub-folders, planned stage by stage by a test of their own."""
 
 
 def where(example: str) -> dict[str, list[tuple[str, dict[str, str]]]]:
@@ -24,6 +26,11 @@ def where(example: str) -> dict[str, list[tuple[str, dict[str, str]]]]:
         out.setdefault(replica.deployment, []).append((replica.cluster, engines))
     assert all(not status.short for status in placement.deployments.values()), placement.deployments
     return out
+
+
+def test_every_staged_example_has_its_own_stage_by_stage_test() -> None:
+    assert STAGED == ["getting-started"]  # tests/test_getting_started.py
+    assert (Path(__file__).parent / "test_getting_started.py").is_file()
 
 
 def test_every_set_is_covered() -> None:

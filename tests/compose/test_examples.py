@@ -24,7 +24,8 @@ from tests.compose.schemas import problems
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted(path.parent.name for path in (ROOT / "examples").glob("*/fleet.yaml"))
-"""Every manifest set under examples/ (each has a fleet.yaml; other directories are not manifest sets)."""
+"""Every manifest set under examples/ (each has a fleet.yaml; the staged getting-started tour is rendered and
+validated stage by stage in tests/test_getting_started.py; other directories are not manifest sets)."""
 DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 
 
