@@ -87,6 +87,11 @@ def _plan(args: argparse.Namespace) -> int:
         text = report.table(manifests.fleet, placement)
     if args.render:
         _render(manifests, placement, Path(args.render))
+    else:
+        from modelplane.compose import plan_warnings
+
+        for warning in plan_warnings(manifests):
+            print(warning, file=sys.stderr)
     if args.out:
         Path(args.out).write_text(text)
     else:

@@ -11,7 +11,7 @@ from modelplane.compose.cache import secret_placeholder, storage_class
 from modelplane.compose.names import POOL as POOL_LABEL
 from modelplane.compose.gateways import bind_addresses, cluster_stack
 from modelplane.compose.gateways.envoy import backend_object
-from modelplane.compose.render import Rendered, render
+from modelplane.compose.render import Rendered, plan_warnings, render
 from modelplane.compose.routing import address_placeholder
 from modelplane.compose.serving import replica_path
 from modelplane.compose.settings import Settings
@@ -30,6 +30,6 @@ from modelplane.compose.stack import (
 # GPU taint that the pods compose renders must match on the nodes it provisions.
 __all__ = [
     "FLEET_GATEWAY", "GPU_TOLERATION", "INFERENCE_GATEWAY", "POOL_LABEL", "Addon", "Install", "Rendered", "Settings", "address_placeholder",
-    "backend_object", "bind_addresses", "cluster_stack", "gateway_object", "render", "replica_path",
+    "backend_object", "bind_addresses", "cluster_stack", "gateway_object", "plan_warnings", "render", "replica_path",
     "secret_placeholder", "serving_stack", "storage_class",
 ]

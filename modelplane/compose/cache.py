@@ -17,9 +17,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from modelplane.api import ClusterSource, Fleet, InferenceCluster, ModelCache, Workloads
+from modelplane.api import ClusterSource, Fleet, InferenceCluster, Manifests, ModelCache, Workloads
 from modelplane.api.workload import Container
 from modelplane.compose import names
+from modelplane.compose.findings import Finding
 from modelplane.compose.settings import Settings
 
 MOUNT_PATH = "/mnt/models"
@@ -111,6 +112,20 @@ def mount() -> dict:
 def needs_model_arg(container: Container) -> bool:
     """`--model=/mnt/models` goes only to a container that sets no command and no --model."""
     return not container.command and not any(arg == "--model" or arg.startswith("--model=") for arg in container.args)
+
+
+def storage_findings(manifests: Manifests, settings: Settings) -> list[Finding]:
+    """A warning per cluster a cache is staged on without a known ReadWriteMany class."""
+    fleet, work = manifests.fleet, manifests.workloads
+    findings = []
+    for model_cache in work.caches:
+        for name in staged_clusters(model_cache, fleet, work):
+            cluster = fleet.cluster(name)
+            assert cluster is not None, "staged_clusters only names fleet clusters"
+            message = default_storage_warning(cluster, settings)
+            if message:
+                findings.append(Finding(model_cache, ("spec",), message, "cache-default-storage-class"))
+    return findings
 
 
 def default_storage_warning(cluster: InferenceCluster, settings: Settings) -> str | None:

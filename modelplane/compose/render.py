@@ -98,16 +98,18 @@ def replica_objects(contexts: list[ReplicaContext], objects: dict[str, list[dict
 def cache_objects(manifests: Manifests, settings: Settings, objects: dict[str, list[dict]]) -> list[Finding]:
     """Add each ModelCache's staging objects to the clusters it is staged on."""
     fleet, work = manifests.fleet, manifests.workloads
-    findings = []
     for model_cache in work.caches:
         for name in cache.staged_clusters(model_cache, fleet, work):
             cluster = fleet.cluster(name)
             assert cluster is not None, "staged_clusters only names fleet clusters"
             objects[name] += [stack.namespace(model_cache.namespace), *cache.cache_objects(model_cache, cluster, settings)]
-            message = cache.default_storage_warning(cluster, settings)
-            if message:
-                findings.append(Finding(model_cache, ("spec",), message, "cache-default-storage-class"))
-    return findings
+    return cache.storage_findings(manifests, settings)
+
+
+def plan_warnings(manifests: Manifests, settings: Settings = Settings()) -> tuple[Problem, ...]:
+    """The warnings of `render` that do not depend on the placement (where ModelCache volumes have no
+    ReadWriteMany class), for `modelplane plan` without rendering."""
+    return tuple(sorted(problem(manifests, finding) for finding in cache.storage_findings(manifests, settings)))
 
 
 def fleet_gateway(manifests: Manifests, contexts: list[ReplicaContext], addresses: Mapping[str, str],
