@@ -29,6 +29,17 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.e2e)
 
 
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Iterator[None]:
+    """A failing e2e test's report ends with where the servers' logs are and their last lines."""
+    outcome = yield
+    report = outcome.get_result()
+    running = getattr(item, "funcargs", {}).get("fleet")
+    if report.failed and isinstance(running, Fleet):
+        tails = "\n\n".join(f"--- {p.name} ({p.log})\n{p.tail(15)}" for p in running.processes)
+        report.sections.append(("server logs", tails))
+
+
 @pytest.fixture(scope="session")
 def tools() -> Path:
     """The toolset's bin directory (built by e2e/build-tools.sh on first use, cached per user)."""

@@ -303,7 +303,7 @@ def test_6_a_deployment_that_cannot_fit_warns_or_fails_in_strict_mode(stack: Sta
 
 
 def test_7_refresh_finds_no_drift_secrets_stay_encrypted_and_destroy_cleans_up(stack: Stack) -> None:
-    stack.project.run("refresh", "--yes")
+    stack.project.run("refresh", "--yes", "--expect-no-changes")
     stack.project.run("preview", "--expect-no-changes")
     exported = stack.project.export()
     for secret in (HF_TOKEN, PASSPHRASE, *(c.token for c in stack.fleet.clusters.values())):
