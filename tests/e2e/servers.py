@@ -25,8 +25,8 @@ import socket
 import ssl
 import subprocess
 import time
-import urllib.error
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -101,12 +101,17 @@ class Cluster:
             "users": [{"name": "admin", "user": {"token": self.token}}],
             "contexts": [{"name": self.name, "context": {"cluster": self.name, "user": "admin"}}]}, sort_keys=True)
 
-    def get(self, path: str) -> dict:
-        """GET an API path as the admin (JSON)."""
-        request = urllib.request.Request(self.server + path, headers={"Authorization": f"Bearer {self.token}"})
-        context = ssl.create_default_context(cafile=str(self.ca_file))
-        with urllib.request.urlopen(request, context=context, timeout=10) as response:
-            return json.load(response)
+    def ready(self) -> bool:
+        """True once /readyz answers 200 to the admin over the verified TLS connection."""
+        if not self.ca_file.exists():
+            return False
+        request = urllib.request.Request(f"{self.server}/readyz", headers={"Authorization": f"Bearer {self.token}"})
+        try:
+            context = ssl.create_default_context(cafile=str(self.ca_file))
+            with urllib.request.urlopen(request, context=context, timeout=5) as response:
+                return response.status == 200
+        except (OSError, ssl.SSLError):  # not listening yet, a half-written certificate, or a 5xx
+            return False
 
 
 @dataclass
@@ -147,7 +152,7 @@ class Fleet:
         self.processes.append(process)
         return process
 
-    def _wait(self, process: Process, ready: callable, what: str) -> None:
+    def _wait(self, process: Process, ready: Callable[[], bool], what: str) -> None:
         deadline = time.monotonic() + READY_SECONDS
         while time.monotonic() < deadline:
             if process.popen.poll() is not None:
@@ -196,18 +201,7 @@ class Fleet:
             f"--service-account-key-file={keys[1]}", f"--service-account-signing-key-file={keys[0]}",
             "--service-cluster-ip-range=10.0.0.0/24", f"--token-auth-file={tokens}", "--authorization-mode=RBAC",
             "--endpoint-reconciler-type=none", "--enable-aggregator-routing=true", "--allow-privileged=true"])
-
-        def ready() -> bool:
-            if not cluster.ca_file.exists():
-                return False
-            try:
-                return cluster.get("/readyz?verbose") is not None
-            except json.JSONDecodeError:
-                return True  # /readyz answers 200 with plain text once every check passes
-            except (OSError, urllib.error.URLError, ssl.SSLError):
-                return False
-
-        self._wait(process, ready, "ready")
+        self._wait(process, cluster.ready, "ready")
         cluster.kubeconfig_file.write_text(cluster.kubeconfig())
         return cluster
 
