@@ -8,9 +8,8 @@ no I/O, no environment (DESIGN.md section 2). `Rendered.files()` lays the result
 """
 
 from modelplane.compose.cache import secret_placeholder, storage_class
-from modelplane.compose.names import POOL as POOL_LABEL
 from modelplane.compose.gateways import bind_addresses, cluster_stack
-from modelplane.compose.gateways.envoy import backend_object
+from modelplane.compose.names import POOL as POOL_LABEL
 from modelplane.compose.render import Rendered, plan_warnings, render
 from modelplane.compose.routing import address_placeholder
 from modelplane.compose.serving import replica_path
@@ -21,15 +20,15 @@ from modelplane.compose.stack import (
     INFERENCE_GATEWAY,
     Addon,
     Install,
-    gateway_object,
     serving_stack,
 )
 
 # What the Pulumi layer needs besides `render` itself: pieces registered before the placement is
-# known (serving stacks, the fleet Gateway), Backends once addresses are, and the node label and
-# GPU taint that the pods compose renders must match on the nodes it provisions.
+# known (serving stacks with the fleet gateway's add-ons), the fleet gateway's objects bound to the
+# clusters' addresses once those are known, and the node label and GPU taint that the pods compose
+# renders must match on the nodes it provisions.
 __all__ = [
     "FLEET_GATEWAY", "GPU_TOLERATION", "INFERENCE_GATEWAY", "POOL_LABEL", "Addon", "Install", "Rendered", "Settings", "address_placeholder",
-    "backend_object", "bind_addresses", "cluster_stack", "gateway_object", "plan_warnings", "render", "replica_path",
+    "bind_addresses", "cluster_stack", "plan_warnings", "render", "replica_path",
     "secret_placeholder", "serving_stack", "storage_class",
 ]

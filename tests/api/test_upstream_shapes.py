@@ -113,4 +113,3 @@ def test_the_shapes_together_plan_and_render_valid_objects(tmp_path: Path) -> No
     assert {f"{m['kind']}/{m['metadata']['name']}": p for m in everything if (p := problems(m))} == {}
     assert {a.name for a in rendered.addons["gke-central"]} >= {"traefik", "metallb", "metallb-address-pool",
                                                                 *(c.name for c in traefik.crds(Settings()))}
-
