@@ -37,6 +37,7 @@ class Model(BaseModel):
         extra="forbid",
         alias_generator=to_camel,
         populate_by_name=True,
+        use_attribute_docstrings=True,
     )
 
 
@@ -128,6 +129,7 @@ Annotations = Annotated[dict[str, Str], AfterValidator(check_annotations)]
 
 class LabelSelector(Model):
     match_labels: Labels = Field(default_factory=dict)
+    """Labels the selected object must carry: every key with exactly this value."""
 
     def matches(self, labels: dict[str, str]) -> bool:
         return all(labels.get(key) == value for key, value in self.match_labels.items())
@@ -173,11 +175,14 @@ class Namespaced(Named):
 
 class LocalRef(Model):
     name: DNSLabel
+    """Name of the object, in the same namespace."""
 
 
 class SecretKeyRef(Model):
     name: DNSSubdomain
+    """Name of the Secret, in the same namespace."""
     key: Annotated[str, Strict(), Field(min_length=1, max_length=253, pattern=r"^[-._a-zA-Z0-9]+$")]
+    """The key of the Secret that holds the value."""
 
 
 # Enums: the closed sets of the API, spelled as in the manifests.

@@ -78,55 +78,75 @@ class Credentials(Model):
     manifests: both of its values name a set the same way."""
 
     type: CredentialsType = CredentialsType.CLUSTER_PROVIDER_CONFIG
+    """Kept for Crossplane-era manifests: ProviderConfig and ClusterProviderConfig both name a credentials set the same
+    way. Defaults to ClusterProviderConfig."""
     name: DNSSubdomain = "default"
+    """The credentials set (stack config modelplane:credentials.<name>); `default` is the stack's ambient cloud
+    configuration unless a set of that name is defined. Defaults to default."""
 
 
 class ProvisionedCluster(Model):
     credentials: Credentials = Credentials()
+    """Which credentials provision the cluster."""
 
 
 class GkeCluster(ProvisionedCluster):
     region: Region
+    """The GCP region of the regional cluster (e.g. us-central1)."""
     project: NonEmptyStr | None = None
+    """The GCP project; default: stack config gcp:project."""
     kubernetes_version: KubernetesVersion = "1.34"
+    """The Kubernetes minor version (1.NN). Defaults to 1.34."""
 
 
 class EksCluster(ProvisionedCluster):
     region: Region
+    """The AWS region (e.g. us-west-2)."""
     kubernetes_version: KubernetesVersion = "1.34"
+    """The Kubernetes minor version (1.NN). Defaults to 1.34."""
 
 
 class AksCluster(ProvisionedCluster):
     location: Region
     """The Azure region, e.g. westeurope."""
     kubernetes_version: KubernetesVersion = "1.34"
+    """The Kubernetes minor version (1.NN). Defaults to 1.34."""
 
 
 class NebiusCluster(ProvisionedCluster):
     """Every field has a default (`nebius: {}`): the project, and so the region, is the credentials'."""
 
     kubernetes_version: KubernetesVersion = "1.34"
+    """The Kubernetes minor version (1.NN). Defaults to 1.34."""
 
 
 class VultrCluster(ProvisionedCluster):
     region: Region
     """The Vultr region, e.g. ewr."""
     kubernetes_version: VkeVersion = "v1.36.1+3"
+    """The exact VKE version with its build suffix. Defaults to v1.36.1+3."""
 
 
 class KubeconfigSecretRef(Model):
     name: Annotated[Str, Field(min_length=1, max_length=253)]
+    """Name of the Secret, in namespace modelplane-system of the control cluster."""
     key: Annotated[Str, Field(min_length=1, max_length=253)] = "kubeconfig"
+    """The key of the Secret that holds the kubeconfig. Defaults to kubeconfig."""
 
 
 class IdentitySecretRef(Model):
     name: Annotated[Str, Field(min_length=1, max_length=253)]
+    """Name of the Secret."""
     key: Annotated[Str, Field(min_length=1, max_length=253)] = "private_key"
+    """The key of the Secret that holds the identity. Defaults to private_key."""
     type: IdentityType = IdentityType.GOOGLE_APPLICATION_CREDENTIALS
+    """What the identity is: GoogleApplicationCredentials, AWSWebIdentityCredentials or
+    NebiusServiceAccountCredentials. Defaults to GoogleApplicationCredentials."""
 
 
 class ExistingCache(Model):
     storage_class_name: DNSSubdomain | None = None
+    """A ReadWriteMany StorageClass on the cluster for ModelCache volumes."""
 
 
 class ExistingCluster(Model):
@@ -142,6 +162,7 @@ class ExistingCluster(Model):
     storage_class_name: DNSSubdomain | None = None
     """A ReadWriteMany StorageClass on the cluster for ModelCache volumes (or `cache.storageClassName`)."""
     cache: ExistingCache = ExistingCache()
+    """Cache settings: cache.storageClassName is the Crossplane-era spelling of storageClassName."""
 
     @model_validator(mode="after")
     def _one_kubeconfig_and_one_storage_class(self) -> ExistingCluster:
@@ -163,12 +184,20 @@ class ExistingCluster(Model):
 
 class ClusterSpec(Model):
     source: ClusterSource
+    """Where the cluster runs: GKE, EKS, AKS, Nebius or Vultr (provisioned by the stack) or Existing (reached by
+    kubeconfig); it takes the block of the same name in lower case."""
     gke: GkeCluster | None = None
+    """The GKE cluster; only with source GKE."""
     eks: EksCluster | None = None
+    """The EKS cluster; only with source EKS."""
     aks: AksCluster | None = None
+    """The AKS cluster; only with source AKS."""
     nebius: NebiusCluster | None = None
+    """The Nebius mk8s cluster; only with source Nebius."""
     vultr: VultrCluster | None = None
+    """The Vultr VKE cluster; only with source Vultr."""
     existing: ExistingCluster | None = None
+    """How to reach the existing cluster; only with source Existing."""
 
     @model_validator(mode="after")
     def _block_matches_source(self) -> ClusterSpec:
@@ -188,32 +217,43 @@ class CapacityBlock(Model):
     """An EC2 Capacity Block for ML the pool's nodes run in (EKS only)."""
 
     capacity_reservation_id: Annotated[Str, Field(min_length=4, max_length=64, pattern=r"^cr-[0-9a-f]+$")]
+    """The EC2 capacity reservation id of the Capacity Block (cr-...)."""
 
 
 # spec.provisioning of an InferenceClass: how a node of the class is created on each cloud.
 
 class Accelerator(Model):
     type: ShortName
+    """The cloud's accelerator name (e.g. nvidia-l4); also the nodes' modelplane.ai/gpu label."""
     count: bounded(1, 16)
+    """Accelerators per node."""
 
 
 class GkeProvisioning(Model):
     machine_type: NonEmptyStr
+    """The GCE machine type (e.g. g2-standard-8)."""
     disk_size_gb: bounded(10, 65536) = 100
+    """Boot disk size in GB. Defaults to 100."""
     accelerator: Accelerator
+    """The GPUs each node carries."""
 
 
 class EksProvisioning(Model):
     instance_type: NonEmptyStr
+    """The EC2 instance type (e.g. p5.48xlarge)."""
     disk_size_gb: bounded(10, 65536) = 100
+    """Root volume size in GB. Defaults to 100."""
     accelerator: Accelerator
+    """The GPUs each node carries."""
 
 
 class AksProvisioning(Model):
     vm_size: NonEmptyStr
     """The Azure VM size (Standard_ND96isr_H100_v5): it fixes the GPU model and count."""
     disk_size_gb: bounded(10, 65536) = 100
+    """OS disk size in GB. Defaults to 100."""
     accelerator: Accelerator
+    """The GPUs each node carries."""
 
 
 class NebiusProvisioning(Model):
@@ -222,24 +262,33 @@ class NebiusProvisioning(Model):
     preset: ShortName
     """The platform's resource preset (8gpu-128vcpu-1600gb): GPUs, vCPUs and memory per node."""
     disk_size_gb: bounded(10, 65536) = 100
+    """Boot disk size in GB. Defaults to 100."""
     drivers_preset: ShortName = "cuda13.0"
     """The NVIDIA driver stack mk8s preinstalls on the nodes (cuda12.4, cuda13.0); mk8s validates it."""
     accelerator: Accelerator
+    """The GPUs each node carries."""
 
 
 class VultrProvisioning(Model):
     plan: ShortName
     """The Vultr plan (vcg-l40s-16c-180g-48vram): it fixes the GPU model and count."""
     accelerator: Accelerator
+    """The GPUs each node carries."""
 
 
 class Provisioning(Model):
     provider: Provider
+    """The cloud: GKE, EKS, AKS, Nebius or Vultr; it takes the block of the same name in lower case."""
     gke: GkeProvisioning | None = None
+    """How a GKE node of the class is created; only with provider GKE."""
     eks: EksProvisioning | None = None
+    """How an EKS node of the class is created; only with provider EKS."""
     aks: AksProvisioning | None = None
+    """How an AKS node of the class is created; only with provider AKS."""
     nebius: NebiusProvisioning | None = None
+    """How a Nebius node of the class is created; only with provider Nebius."""
     vultr: VultrProvisioning | None = None
+    """How a Vultr node of the class is created; only with provider Vultr."""
 
     @model_validator(mode="after")
     def _block_matches_provider(self) -> Provisioning:

@@ -62,9 +62,13 @@ class Attribute(Model):
     """A typed device attribute: exactly one of string, version (semver), bool, int."""
 
     string: Annotated[str, Field(max_length=253)] | None = Field(default=None, strict=True)
+    """A string value (at most 253 characters)."""
     version: Annotated[Str, AfterValidator(check_version)] | None = None
+    """A semantic version (e.g. 9.0.0); selectors compare it with semver()."""
     bool_: Bool | None = Field(default=None, alias="bool")
+    """A boolean value."""
     int_: Annotated[int, Field(strict=True)] | None = Field(default=None, alias="int")
+    """An integer value."""
 
     @model_validator(mode="after")
     def _exactly_one(self) -> Attribute:
@@ -82,18 +86,29 @@ class Attribute(Model):
 
 class Capacity(Model):
     value: Annotated[Str, AfterValidator(check_quantity)]
+    """A Kubernetes quantity (e.g. 81559Mi, 80Gi); selectors compare it with quantity()."""
 
 
 class ClassDevice(Model):
     """One kind of device on a node of the class, as a DRA driver would publish it."""
 
     name: DNSLabel
+    """Identifies the device within the class (a DNS label)."""
     claim: Claim = Claim.DRA
+    """DRA: pods claim the device through the DRA DeviceClass deviceClassName. Synthetic: selectors match it but it is
+    never claimed (hardware without a DRA driver). Defaults to DRA."""
     driver: Annotated[DNSSubdomain, Field(max_length=63)]
+    """The DRA driver that publishes the device (e.g. gpu.nvidia.com); selectors read it as device.driver."""
     device_class_name: DNSSubdomain | None = None
+    """The DRA DeviceClass pods claim the device through (e.g. gpu.nvidia.com); required when claim is DRA."""
     count: bounded(1, 64) = 1
+    """How many of this device each node of the class has. Defaults to 1."""
     attributes: Annotated[dict[AttributeName, Attribute], Field(max_length=32)] = Field(default_factory=dict)
+    """Typed attributes by name (`name` in the driver's domain, or `domain/name`), read by selectors as
+    device.attributes["<domain>"].<name>; at most 32."""
     capacity: Annotated[dict[AttributeName, Capacity], Field(max_length=32)] = Field(default_factory=dict)
+    """Capacity quantities by name (as for attributes), read by selectors as device.capacity["<domain>"].<name>; at
+    most 32."""
 
     @model_validator(mode="after")
     def _dra_needs_device_class(self) -> ClassDevice:
@@ -107,8 +122,12 @@ class ClassDevice(Model):
 
 class InferenceClassSpec(Model):
     description: Str | None = None
+    """Free text for people: what the hardware is."""
     devices: Annotated[tuple[ClassDevice, ...], Field(min_length=1, max_length=16)]
+    """The devices one node of the class has, as a DRA driver would publish them (1-16, unique names)."""
     provisioning: Provisioning | None = None
+    """How a node of the class is created on a cloud (machine shape, accelerator); required for the pools of
+    provisioned clusters, unused on Existing ones."""
 
     @field_validator("devices")
     @classmethod
@@ -132,8 +151,11 @@ def check_taint_key(key: str) -> str:
 
 class Taint(Model):
     key: Annotated[Str, AfterValidator(check_taint_key)]
+    """The taint key (a label key)."""
     value: Annotated[Str, Field(max_length=63)] | None = None
+    """The taint value; optional."""
     effect: TaintEffect
+    """NoSchedule keeps new replicas off the cluster; NoExecute also moves its existing replicas elsewhere."""
 
     def __str__(self) -> str:
         return f"{self.key}={self.value}:{self.effect}" if self.value else f"{self.key}:{self.effect}"
@@ -141,11 +163,15 @@ class Taint(Model):
 
 class InfiniBand(Model):
     fabric: Annotated[Str, Field(min_length=1, max_length=63)]
+    """The InfiniBand fabric the pool's nodes are on; the pools of one gang must share it."""
 
 
 class Fabric(Model):
     type: FabricType = FabricType.NONE
+    """How the pool's nodes are interconnected: None, EFA or InfiniBand. An engine's members split across pools only
+    within one fabric. Defaults to None."""
     infiniband: InfiniBand | None = None
+    """The InfiniBand fabric; only with type InfiniBand (required on Nebius)."""
 
     @model_validator(mode="after")
     def _infiniband_only_for_infiniband(self) -> Fabric:
@@ -175,11 +201,17 @@ class NodePool(Model):
     name: PoolName
     """The `modelplane.ai/pool` node label value; at most 40 characters (GKE's node pool limit)."""
     class_name: DNSSubdomain
+    """The InferenceClass that describes one node of the pool."""
     node_count: bounded(0, 10000) = 1
+    """Nodes the pool has (or starts with); what the scheduler fills when maxNodeCount is unset. Defaults to 1."""
     min_node_count: bounded(0, 10000) | None = None
+    """Autoscaling lower bound; at most nodeCount."""
     max_node_count: bounded(1, 10000) | None = None
+    """Autoscaling upper bound; when set, the scheduler fills the pool up to it."""
     zones: tuple[NonEmptyStr, ...] = ()
+    """The zones the pool's nodes run in; empty means the cloud's default."""
     fabric: Fabric = Fabric()
+    """How the pool's nodes are interconnected."""
     capacity_block: CapacityBlock | None = None
     """EKS only: the EC2 Capacity Block for ML the pool's nodes run in; its one zone is the pool's."""
 
@@ -202,8 +234,12 @@ class NodePool(Model):
 
 class InferenceClusterSpec(Model):
     cluster: ClusterSpec
+    """Where the cluster runs: `source` picks the cloud block (gke, eks, aks, nebius, vultr) or existing."""
     taints: tuple[Taint, ...] = ()
+    """Taints on the whole cluster, which deployments must tolerate (NoSchedule keeps new replicas off, NoExecute
+    drains existing ones); a key appears once per effect."""
     node_pools: Annotated[tuple[NodePool, ...], Field(min_length=1, max_length=16)]
+    """The cluster's GPU node pools (1-16, unique names), each naming the InferenceClass of its nodes."""
 
     @field_validator("taints")
     @classmethod

@@ -82,6 +82,7 @@ class Traefik(Model):
     load_balancer: LoadBalancer | None = None
     """`MetalLB` for clusters without a cloud load balancer (kind, bare metal); omit on a cloud."""
     metallb: MetalLB | None = None
+    """MetalLB's address pool; only with loadBalancer MetalLB."""
 
     @model_validator(mode="after")
     def _metallb_with_its_load_balancer(self) -> Traefik:
@@ -97,9 +98,12 @@ class InferenceGatewaySpec(Model):
     """The InferenceCluster that hosts the fleet gateway; unset means the control cluster (not yet
     provisioned by this version, so required today)."""
     backend: GatewayBackend = GatewayBackend.ENVOY_GATEWAY
+    """The proxy that runs the fleet gateway: EnvoyGateway (the Envoy Gateway every cluster runs) or Traefik (rewrites
+    the path per backend). Defaults to EnvoyGateway."""
     traefik: Traefik | None = None
     """Traefik's chart version and load balancer; only with `backend: Traefik`."""
     port: bounded(1, 65535) = 80
+    """The port the fleet gateway listens on. Defaults to 80."""
     hostname: DNSSubdomain | None = None
     """Optional DNS name the gateway answers on; without it, any host."""
 
@@ -121,6 +125,7 @@ class InferenceGateway(Named, Model):
     metadata: ObjectMeta
     spec: InferenceGatewaySpec
     status: InferenceGatewayStatus | None = None
+    """What the control plane last observed; written back in control-cluster mode."""
 
     @property
     def host(self) -> str:

@@ -62,18 +62,24 @@ def check_cel(expression: str) -> str:
 
 class DeviceSelector(Model):
     cel: Annotated[Str, Field(min_length=1, max_length=MAX_SELECTOR_LENGTH), AfterValidator(check_cel)]
+    """A DRA CEL expression evaluated against one device. Reads device.driver, device.attributes["<domain>"].<name> and
+    device.capacity["<domain>"].<name>; quantity() and semver() build comparable values. At most 10 KiB."""
 
 
 class DeviceRequest(Model):
     """One DRA device request of a member's pods: `count` devices per node, each matching every selector."""
 
     name: DNSLabel
+    """Name of this request. Mirrors a DRA DeviceRequest name; carried through to the ResourceClaim."""
     count: bounded(1, 64) = 1
+    """How many matching devices a node must have. For a GPU request this is the per-node GPU count. Defaults to 1."""
     selectors: Annotated[tuple[DeviceSelector, ...], Field(min_length=1, max_length=MAX_SELECTORS)]
+    """The CEL selectors a device must all match (1-32)."""
 
 
 class NodeSelector(Model):
     devices: Annotated[tuple[DeviceRequest, ...], Field(min_length=1, max_length=16)]
+    """The DRA device requests of each pod (1-16, unique names); a pool matches only when it satisfies every request."""
 
     @field_validator("devices")
     @classmethod
@@ -94,19 +100,27 @@ def check_env_name(name: str) -> str:
 
 class KeyRef(Model):
     name: DNSSubdomain
+    """Name of the Secret or ConfigMap, in the deployment's namespace."""
     key: NonEmptyStr
+    """The key to read."""
     optional: Bool | None = None
+    """Whether the Secret or ConfigMap, or its key, may be missing."""
 
 
 class FieldRef(Model):
     field_path: NonEmptyStr
+    """A pod field via the downward API, e.g. status.podIP, metadata.name, or metadata.namespace."""
     api_version: Str | None = None
+    """The version of the schema fieldPath is written in (v1)."""
 
 
 class EnvVarSource(Model):
     secret_key_ref: KeyRef | None = None
+    """A key of a Secret."""
     config_map_key_ref: KeyRef | None = None
+    """A key of a ConfigMap."""
     field_ref: FieldRef | None = None
+    """Reference a pod field via the downward API, e.g. status.podIP, metadata.name, or metadata.namespace."""
 
     @model_validator(mode="after")
     def _exactly_one(self) -> EnvVarSource:
@@ -117,8 +131,11 @@ class EnvVarSource(Model):
 
 class EnvVar(Model):
     name: Annotated[Str, AfterValidator(check_env_name)]
+    """The environment variable's name."""
     value: Str | None = None
+    """A literal value; not with valueFrom."""
     value_from: EnvVarSource | None = None
+    """Where the value comes from: exactly one source; not with value."""
 
     @model_validator(mode="after")
     def _value_or_source(self) -> EnvVar:
@@ -129,10 +146,16 @@ class EnvVar(Model):
 
 class Container(Model):
     name: Str
+    """Container name. The container named "engine" is the inference engine."""
     image: Annotated[Str, Field(min_length=1, max_length=1024)]
+    """Container image."""
     command: tuple[Str, ...] = ()
+    """The entrypoint, verbatim; empty runs the image's."""
     args: tuple[Str, ...] = ()
+    """The engine's arguments, verbatim: parallelism, quantization and KV-transfer flags are yours."""
     env: tuple[EnvVar, ...] = ()
+    """Environment variables, after the ones Modelplane injects (MODELPLANE_LEADER_ADDRESS and MODELPLANE_RANK in a
+    gang), so they may refer to them as $(NAME)."""
 
     @field_validator("name")
     @classmethod
@@ -145,17 +168,24 @@ class Container(Model):
 
 class PodSpec(Model):
     containers: Annotated[tuple[Container, ...], Field(min_length=1, max_length=1)]
+    """Exactly one container, named engine."""
     image_pull_secrets: tuple[LocalRef, ...] = ()
+    """Secrets in the deployment's namespace for pulling private images."""
 
 
 class PodMetadata(Model):
     labels: UserLabels = Field(default_factory=dict)
+    """Labels applied to the member's pods (not the modelplane.ai keys Modelplane sets)."""
     annotations: Annotations = Field(default_factory=dict)
+    """Annotations applied to the member's pods."""
 
 
 class PodTemplate(Model):
     metadata: PodMetadata = PodMetadata()
+    """Metadata applied to the member's pods. Useful for labels and annotations that control cluster-level features
+    like service mesh injection."""
     spec: PodSpec
+    """Pod spec for this member's engine pods."""
 
     @property
     def container(self) -> Container:
@@ -164,13 +194,24 @@ class PodTemplate(Model):
 
 class WorkerSpec(Model):
     nodes: bounded(1, 63) = 1
+    """How many nodes this member spans - how big the engine is. Each node runs one worker pod, so the engine's gang
+    spans 1 (the Leader) plus this many worker pods. Defaults to 1."""
 
 
 class Member(Model):
     role: Role = Role.STANDALONE
+    """The member's role in the engine. Standalone is a lone pod; a Leader coordinates and serves while its Workers
+    join it. Defaults to Standalone."""
     node_selector: NodeSelector | None = None
+    """The per-node device request for this member's pods: what devices each pod needs from its node. The scheduler
+    places the member on a pool whose InferenceClass satisfies it, preferring one pool for the whole engine. claim:
+    DRA requests also become the requests of the ResourceClaim the pods bind GPUs through. Omitted, the member
+    claims no devices and runs on its engine's pool (a coordinator-only leader); at least one member per engine
+    carries one."""
     worker: WorkerSpec | None = None
+    """Settings for a Worker member. Valid only on a member whose role is Worker."""
     template: PodTemplate
+    """Pod template for this member's engine pods. A curated subset of PodTemplateSpec."""
 
     @property
     def pods(self) -> int:
@@ -182,9 +223,16 @@ class Member(Model):
 
 class Engine(Model):
     name: DNSLabel
+    """Identifies the engine within the deployment. Becomes part of the composed workload names, so it must be a DNS
+    label."""
     copies: bounded(1, 64) = 1
+    """How many identical copies of this engine to run per replica, on its cluster. A fixed number, sized once; scaling
+    happens by adding replicas (spec.replicas), never by varying copies. Defaults to 1."""
     phase: Phase | None = None
+    """The engine's phase in a PrefillDecode deployment, Prefill or Decode. Set only when serving.mode is
+    PrefillDecode, where exactly one engine takes each phase."""
     members: Annotated[tuple[Member, ...], Field(min_length=1, max_length=2)]
+    """The engine's gang: one Standalone member, or one Leader and one Worker."""
 
     @model_validator(mode="after")
     def _shape(self) -> Engine:
@@ -209,13 +257,19 @@ class Engine(Model):
 
 class Serving(Model):
     mode: ServingMode = ServingMode.UNIFIED
+    """Unified serves prefill and decode on one engine. PrefillDecode splits them across two engines, each marking its
+    phase as Prefill or Decode. Defaults to Unified."""
 
 
 class Toleration(Model):
     key: Str | None = None
+    """The taint key to tolerate; empty with operator Exists tolerates every taint."""
     operator: TolerationOperator = TolerationOperator.EQUAL
+    """Equal (key and value match) or Exists (any value). Defaults to Equal."""
     value: Str | None = None
+    """The taint value to match; only with operator Equal."""
     effect: TaintEffect | None = None
+    """The taint effect to tolerate; empty tolerates every effect."""
 
     @model_validator(mode="after")
     def _operator_fields(self) -> Toleration:
@@ -229,11 +283,19 @@ class Toleration(Model):
 
 class ModelDeploymentSpec(Model):
     replicas: bounded(1, 1000) = 1
+    """How many replicas to fan out to. Each replica is a complete serving instance scheduled to one InferenceCluster.
+    The scale subresource's replicas: kubectl scale and KEDA set it. Defaults to 1."""
     cluster_selector: LabelSelector | None = None
+    """Optional label selector to filter InferenceClusters. If omitted, all clusters are candidates."""
     model_cache_ref: LocalRef | None = None
+    """Reference to a ModelCache in the same namespace. Optional for single-node engines; recommended for any engine
+    that spans multiple nodes, since every pod in the gang mounts it."""
     serving: Serving = Serving()
+    """How the deployment is served from the cluster edge to its engines."""
     tolerations: tuple[Toleration, ...] = ()
+    """Cluster taints the deployment tolerates (Kubernetes toleration semantics)."""
     engines: Annotated[tuple[Engine, ...], Field(min_length=1, max_length=8)]
+    """The inference engines every replica runs (1-8, unique names); the engines of a replica share its cluster."""
 
     @field_validator("engines")
     @classmethod
@@ -280,15 +342,23 @@ def check_hf_repo(repo: str) -> str:
 
 class HuggingFace(Model):
     repo: Annotated[Str, AfterValidator(check_hf_repo)]
+    """The Hugging Face repository id, owner/name (e.g. Qwen/Qwen3-8B)."""
     revision: Annotated[Str, Field(min_length=1, max_length=255)] = "main"
+    """The branch, tag or commit to download. Defaults to main."""
     size_gib: bounded(1, 100_000) = Field(alias="sizeGiB")
+    """Size of the weights in GiB; it sizes the cache volume."""
     auth_secret: SecretKeyRef | None = None
+    """A Secret key in the cache's namespace with a Hugging Face token (gated or private models)."""
 
 
 class ModelCacheSpec(Model):
     source: CacheSource = CacheSource.HUGGING_FACE
+    """Where the weights come from. Defaults to HuggingFace."""
     hugging_face: HuggingFace
+    """The Hugging Face repository to stage."""
     cluster_selector: LabelSelector | None = None
+    """Clusters the weights may be staged on: a deployment that references the cache runs only on clusters both select.
+    Omitted: any cluster."""
 
 
 class ModelCache(Namespaced, Model):
@@ -300,7 +370,10 @@ class ModelCache(Namespaced, Model):
 
 class ServiceEndpoint(Model):
     selector: LabelSelector
+    """The endpoints of this group: the replicas of ModelDeployments (modelplane.ai/deployment: <name>) and
+    ModelEndpoints whose labels match."""
     weight: bounded(1, 1_000_000) = 1
+    """The group's share of the traffic, divided across the endpoints it matches. Defaults to 1."""
 
     @field_validator("selector")
     @classmethod
@@ -313,6 +386,7 @@ class ServiceEndpoint(Model):
 
 class ModelServiceSpec(Model):
     endpoints: Annotated[tuple[ServiceEndpoint, ...], Field(min_length=1, max_length=32)]
+    """Weighted groups of endpoints behind the service's one URL (1-32)."""
 
 
 class ModelService(Namespaced, Model):
@@ -339,7 +413,9 @@ def check_path(path: str) -> str:
 
 class ModelEndpointSpec(Model):
     url: Annotated[Str, AfterValidator(check_url)]
+    """The endpoint's base URL (http:// or https://)."""
     rewrite_path: Annotated[Str, AfterValidator(check_path)] | None = None
+    """The path the service prefix is rewritten to before requests reach the endpoint (its API root)."""
 
 
 class ModelEndpoint(Namespaced, Model):
