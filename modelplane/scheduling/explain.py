@@ -15,7 +15,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from modelplane.api import ModelDeployment
-from modelplane.scheduling.engines import capacity_reasons
+from modelplane.scheduling.engines import EngineOption, capacity_reasons
 from modelplane.scheduling.ledger import Trial
 from modelplane.scheduling.reasons import Reason
 from modelplane.scheduling.run import Run
@@ -112,8 +112,16 @@ def _verdict(run: Run, deployment: ModelDeployment, cluster: ClusterView, indice
             return ClusterVerdict(cluster.name, indices, tuple(sorted(reasons, key=lambda r: (r.pool or "", r.phrase))))
         for pool, nodes in option.needs().items():
             trial.add(pool, nodes)
-        used.append(f"{engine.name}: {'+'.join(sorted({m.pool.name for m in option.members}))}")
+        used.append(f"{engine.name}: {_where(option)}")
     return ClusterVerdict(cluster.name, indices, (), tuple(used), tuple(skipped))
+
+
+def _where(option: EngineOption) -> str:
+    """`pool`, or for a split engine each member's pool: `a (Leader) + b (Worker)`."""
+    pools = {member.pool.name for member in option.members}
+    if len(pools) == 1:
+        return pools.pop()
+    return " + ".join(f"{member.pool.name} ({member.role})" for member in option.members)
 
 
 def _distinct(reasons: tuple[Reason, ...]) -> list[Reason]:

@@ -23,6 +23,7 @@ class Code(StrEnum):
     DEVICE_COUNT = "DeviceCountTooHigh"
     ONLY_SYNTHETIC = "OnlySyntheticDevices"
     FABRIC_MISMATCH = "FabricMismatch"
+    NO_POOL_FOR_MEMBER = "NoPoolForMember"
     INSUFFICIENT_NODES = "InsufficientNodes"
 
 
@@ -34,6 +35,7 @@ _STAGE = {
     Code.DEVICE_COUNT: 3,
     Code.ONLY_SYNTHETIC: 3,
     Code.FABRIC_MISMATCH: 3,
+    Code.NO_POOL_FOR_MEMBER: 3,
     Code.INSUFFICIENT_NODES: 4,
 }
 

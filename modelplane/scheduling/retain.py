@@ -8,7 +8,8 @@ pool is over capacity (a replica grew, or the pool shrank), the replicas that gr
 first, then the newest (highest index); the rest stay.
 
 Rule 6: scaling down removes from the cluster with the most replicas of the deployment (ties: the
-cluster named first), then the highest index. Replicas removed by scale-down are chosen before
+cluster named last, so scale-down mirrors fill, which adds to the name first; upstream Modelplane
+does the same), then the highest index. Replicas removed by scale-down are chosen before
 capacity is charged, so they never hold nodes another replica needs.
 """
 
@@ -58,7 +59,7 @@ def scale_down(candidates: list[Candidate]) -> list[Candidate]:
             counts: dict[str, int] = {}
             for candidate in group:
                 counts[candidate.cluster] = counts.get(candidate.cluster, 0) + 1
-            busiest = min(counts, key=lambda cluster: (-counts[cluster], cluster))
+            busiest = max(counts, key=lambda cluster: (counts[cluster], cluster))
             victim = max((c for c in group if c.cluster == busiest), key=lambda c: c.index)
             group.remove(victim)
         kept.extend(group)

@@ -3,7 +3,9 @@
 - no pool is ever overcommitted (retained replicas included);
 - permuting the input order changes nothing;
 - re-planning with the previous result as state moves no replica;
-- adding clusters or unrelated deployments moves no existing replica.
+- adding clusters or unrelated deployments moves no existing replica;
+- a split engine charges each pool exactly what its members cost there, and is split only when no
+  single pool that fits the whole engine had room for it.
 """
 
 from __future__ import annotations
@@ -13,9 +15,23 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from modelplane.api import Fleet, InferenceCluster, ModelDeployment, Workloads
+from modelplane.api import Fleet, InferenceClass, InferenceCluster, ModelDeployment, Workloads
+from modelplane.api.workload import NodeSelector
 from modelplane.scheduling import Placement, place
-from tests.builders import cluster, deployment, fabric_device, gang, gpu, klass, memory_at_least, pool, request, standalone
+from modelplane.scheduling import plan as plan_with_run
+from tests.builders import (
+    cluster,
+    deployment,
+    fabric_device,
+    gang,
+    gpu,
+    klass,
+    member,
+    memory_at_least,
+    pool,
+    request,
+    standalone,
+)
 
 CLASSES = (
     klass("l4", gpu(memory="23034Mi", count=1, arch="Ada Lovelace")),
@@ -121,3 +137,81 @@ def test_a_changed_fleet_never_overcommits_retained_replicas(cs, ds, data) -> No
                                 for p in c.spec.node_pools], labels=c.labels) for c in cs]
     grown = [d.model_copy(update={"spec": d.spec.model_copy(update={"replicas": d.spec.replicas + 1})}) for d in ds]
     assert_no_pool_overcommitted(shrunk, plan(shrunk, grown, first))
+
+
+# Split engines: Leaders and Workers that ask for different hardware. Whether a member fits a class
+# is worked out here from the memory each class publishes, independently of the scheduler's CEL.
+SPLIT_CLASSES = {  # class: (memory in Mi, GPUs per node)
+    "l4": (23034, 1),
+    "h100": (81559, 8),
+    "a100": (81920, 8),
+}
+SPLIT_REQUESTS = {  # selector: which memory satisfies it
+    'device.capacity["gpu.nvidia.com"].memory.compareTo(quantity("40Gi")) < 0': lambda mi: mi < 40 * 1024,
+    memory_at_least("20Gi"): lambda mi: mi >= 20 * 1024,
+    memory_at_least("40Gi"): lambda mi: mi >= 40 * 1024,
+    memory_at_least("80Gi"): lambda mi: mi >= 80 * 1024,
+}
+
+
+@st.composite
+def split_members(draw: st.DrawFn) -> dict[str, Any] | None:
+    """A member's request (selector, count), or None for a Leader that claims nothing."""
+    if draw(st.integers(0, 4)) == 0:
+        return None
+    return request(draw(st.sampled_from(sorted(SPLIT_REQUESTS))), count=draw(st.sampled_from([1, 1, 8])))
+
+
+@st.composite
+def split_fleets(draw: st.DrawFn) -> tuple[list[InferenceCluster], list[ModelDeployment]]:
+    cs = []
+    for index in range(draw(st.integers(1, 3))):
+        pools = [pool(f"p{p}", cls=draw(st.sampled_from(sorted(SPLIT_CLASSES))), nodes=draw(st.integers(0, 3)),
+                      fabric="InfiniBand" if (fabric := draw(st.sampled_from([None, None, "f1", "f2"]))) else None,
+                      fabric_id=fabric)
+                 for p in range(draw(st.integers(2, 4)))]
+        cs.append(cluster(f"c{index}", *pools))
+    ds = []
+    for index in range(draw(st.integers(1, 4))):
+        leader, worker = draw(split_members()), draw(split_members()) or request()
+        members = [member("Leader", leader) if leader else member("Leader", claims=False),
+                   member("Worker", worker, nodes=draw(st.integers(1, 2)))]
+        ds.append(deployment(f"d{index}", {"name": "gang", "copies": draw(st.integers(1, 2)), "members": members},
+                             replicas=draw(st.integers(1, 3))))
+    return cs, ds
+
+
+def fits_class(selector: NodeSelector | None, class_name: str) -> bool:
+    if selector is None:
+        return True
+    memory, count = SPLIT_CLASSES[class_name]
+    return all(r.count <= count and all(SPLIT_REQUESTS[s.cel](memory) for s in r.selectors) for r in selector.devices)
+
+
+@SETTINGS
+@given(split_fleets())
+def test_a_split_engine_charges_each_pool_its_members_cost_and_skips_no_single_pool_with_room(drawn) -> None:
+    cs, ds = drawn
+    placement, run = plan_with_run(Fleet(clusters=tuple(cs), classes=split_classes()), Workloads(deployments=tuple(ds)))
+    by_key = {d.key: d for d in ds}
+    pools = {(c.name, p.name): p for c in cs for p in c.spec.node_pools}
+    used: dict[tuple[str, str], int] = {}
+    for replica in placement.replicas:
+        engine = by_key[replica.deployment].spec.engines[0]
+        cost = {m.role: m.pods * engine.copies if m.node_selector else 0 for m in engine.members}
+        placed = replica.engines["gang"]
+        assert {role: m.nodes for role, m in placed.items()} == cost
+        for role, m in placed.items():
+            used[(replica.cluster, m.pool)] = used.get((replica.cluster, m.pool), 0) + m.nodes
+        if len({m.pool for m in placed.values()}) == 1:
+            continue
+        # A split: every single pool of the cluster that fits the whole engine lacked room for it.
+        # Free nodes only shrink during a run, so room at the end means room when it was placed.
+        for (name, _), p in pools.items():
+            if name == replica.cluster and all(fits_class(m.node_selector, p.class_name) for m in engine.members):
+                assert p.capacity - run.ledger.used((name, p.name)) < sum(cost.values()), (replica, p.name)
+    assert {key: run.ledger.used(key) for key in pools if run.ledger.used(key)} == used
+
+
+def split_classes() -> tuple[InferenceClass, ...]:
+    return tuple(klass(name, gpu(memory=f"{memory}Mi", count=count)) for name, (memory, count) in SPLIT_CLASSES.items())
