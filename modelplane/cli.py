@@ -62,6 +62,9 @@ def _parser() -> argparse.ArgumentParser:
     explain.add_argument("paths", nargs="+", metavar="PATH", help="manifest files or directories")
     explain.add_argument("--state", metavar="FILE", help="a previous `plan --format json` output to retain from")
     explain.set_defaults(command=_explain)
+
+    crds = commands.add_parser("crds", help="print the CustomResourceDefinitions of every modelplane.ai kind")
+    crds.set_defaults(command=_crds)
     return parser
 
 
@@ -109,6 +112,14 @@ def _explain(args: argparse.Namespace) -> int:
         declared = ", ".join(d.key for d in manifests.workloads.deployments) or "none"
         raise InputError(f"no ModelDeployment {args.deployment!r} in the manifests (declared: {declared})") from None
     print("\n".join(explanation.lines()))
+    return 0
+
+
+def _crds(_args: argparse.Namespace) -> int:
+    from modelplane.api.crds import custom_resource_definitions
+    from modelplane.compose.files import dump_all
+
+    sys.stdout.write(dump_all(custom_resource_definitions()))
     return 0
 
 

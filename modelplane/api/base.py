@@ -14,7 +14,7 @@ import re
 from enum import StrEnum
 from typing import Annotated
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, Strict
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, Strict, WithJsonSchema
 from pydantic.alias_generators import to_camel
 
 from modelplane.api.labels import RESERVED as RESERVED_LABELS
@@ -118,9 +118,17 @@ def check_annotations(annotations: dict[str, str]) -> dict[str, str]:
     return annotations
 
 
-DNSLabel = Annotated[str, Strict(), AfterValidator(check_dns_label)]
-DNS1035Label = Annotated[str, Strict(), AfterValidator(check_dns1035_label)]
-DNSSubdomain = Annotated[str, Strict(), AfterValidator(check_dns_subdomain)]
+def checked_string(max_length: int, pattern: str) -> WithJsonSchema:
+    """The JSON schema (what the generated CRDs carry) of a string that a validator checks: pydantic cannot
+    see inside validators. The validator stays the authority; this only lets an API server refuse early."""
+    return WithJsonSchema({"type": "string", "maxLength": max_length, "pattern": pattern})
+
+
+DNS_LABEL_PATTERN = _DNS_LABEL.pattern
+DNSLabel = Annotated[str, Strict(), AfterValidator(check_dns_label), checked_string(63, DNS_LABEL_PATTERN)]
+DNS1035Label = Annotated[str, Strict(), AfterValidator(check_dns1035_label),
+                         checked_string(63, r"^[a-z]([-a-z0-9]*[a-z0-9])?$")]
+DNSSubdomain = Annotated[str, Strict(), AfterValidator(check_dns_subdomain), checked_string(253, _DNS_SUBDOMAIN.pattern)]
 NonEmptyStr = Annotated[str, Strict(), Field(min_length=1, max_length=253)]
 Labels = Annotated[dict[str, Str], AfterValidator(check_labels)]
 UserLabels = Annotated[dict[str, Str], AfterValidator(check_user_labels)]

@@ -19,6 +19,7 @@ from pydantic import AfterValidator, Field, field_validator, model_validator
 
 from modelplane.api.base import (
     API_VERSION,
+    DNS_LABEL_PATTERN,
     Bool,
     Claim,
     ClusterSource,
@@ -34,6 +35,7 @@ from modelplane.api.base import (
     TaintEffect,
     bounded,
     check_dns_label,
+    checked_string,
     label_key_problem,
     require_unique,
 )
@@ -194,7 +196,7 @@ def check_pool_name(name: str) -> str:
     return name
 
 
-PoolName = Annotated[Str, AfterValidator(check_pool_name)]
+PoolName = Annotated[Str, AfterValidator(check_pool_name), checked_string(40, DNS_LABEL_PATTERN)]
 
 
 class NodePool(Model):
@@ -291,7 +293,7 @@ def check_cluster_name(name: str) -> str:
     return name
 
 
-ClusterName = Annotated[Str, AfterValidator(check_cluster_name)]
+ClusterName = Annotated[Str, AfterValidator(check_cluster_name), checked_string(40, r"^[a-z]([-a-z0-9]*[a-z0-9])?$")]
 
 
 class ClusterMeta(ObjectMeta):

@@ -42,6 +42,7 @@ from modelplane.api.base import (
     bounded,
     require_unique,
 )
+from modelplane.api.status import ModelDeploymentStatus, ModelServiceStatus
 from modelplane.cel import SelectorError, check_selector
 
 # Kubernetes' DRA limits (k8s.io/api/resource/v1: CELSelectorExpressionMaxLength, DeviceSelectorsMaxSize).
@@ -324,6 +325,8 @@ class ModelDeployment(Namespaced, Model):
     kind: Literal["ModelDeployment"] = "ModelDeployment"
     metadata: ServingObjectMeta
     spec: ModelDeploymentSpec
+    status: ModelDeploymentStatus | None = None
+    """What the control plane last placed and applied; accepted as input and ignored."""
 
     @property
     def key(self) -> str:
@@ -394,6 +397,8 @@ class ModelService(Namespaced, Model):
     kind: Literal["ModelService"] = "ModelService"
     metadata: ServingObjectMeta
     spec: ModelServiceSpec
+    status: ModelServiceStatus | None = None
+    """Where the service answers, as the control plane last wrote it; accepted as input and ignored."""
 
 
 _URL = re.compile(r"^https?://[^\s/?#]+(/[^\s]*)?$")

@@ -106,7 +106,7 @@ CASES = [
     Bad("a spec that is a list", GOOD[: GOOD.index("spec:")] + "spec: [1]\n", "spec: expected a mapping, got a list"),
     Bad("no engines", swap(GOOD, "  engines:\n", "  engines: []\n  old:\n"), "spec.engines: needs at least 1 item(s); got 0"),
     Bad("engines that are a mapping", swap(GOOD, "  engines:\n  - name: e\n", "  engines:\n    name: e\n  x:\n  - name: e\n"), "spec.engines: expected a list, got a mapping"),
-    Bad("an unknown top-level field", GOOD + "status: {}\n", "status: unknown field 'status'; allowed here: apiVersion, kind, metadata, spec"),
+    Bad("an unknown top-level field", GOOD + "state: {}\n", "state: unknown field 'state'; allowed here: apiVersion, kind, metadata, spec, status"),
     Bad("an unknown spec field", swap(GOOD, "  replicas: 1\n", "  replica: 1\n"), "spec.replica: unknown field 'replica'; allowed here: clusterSelector, engines, modelCacheRef, replicas, serving, tolerations"),
     Bad("replicas as a string", swap(GOOD, "replicas: 1", "replicas: '1'"), "spec.replicas: expected an integer, got '1'"),
     Bad("replicas as a float", swap(GOOD, "replicas: 1", "replicas: 1.5"), "spec.replicas: expected an integer, got float 1.5"),

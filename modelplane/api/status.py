@@ -1,0 +1,101 @@
+"""What the control plane reports in an object's `status` (written back in control-cluster mode).
+
+Status is output, never input: the loader accepts a `status` on a manifest (as `kubectl get -o
+yaml` prints it) and ignores it (`dump_objects` leaves it out, so it never reaches the placement).
+These models give status its schema, so the generated CRDs carry it (`kubectl get`, `explain`)
+and the Pulumi layer's status writer builds a typed document. Conditions follow Kubernetes'
+`metav1.Condition`; `lastTransitionTime` is set by the writer, when a condition's status changes.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Annotated
+
+from pydantic import Field
+
+from modelplane.api.base import DNSLabel, Model, Role, Str, bounded
+
+
+class ConditionType(StrEnum):
+    SCHEDULED = "Scheduled"
+    READY = "Ready"
+
+
+class ConditionStatus(StrEnum):
+    TRUE = "True"
+    FALSE = "False"
+    UNKNOWN = "Unknown"
+
+
+class Condition(Model):
+    """One aspect of the object's state, as Kubernetes conditions report it."""
+
+    type: ConditionType
+    """Scheduled: every desired replica has a place. Ready: every desired replica was applied on its cluster by the
+    last `pulumi up`."""
+    status: ConditionStatus
+    """True, False or Unknown."""
+    reason: Annotated[Str, Field(min_length=1, max_length=1024, pattern=r"^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$")]
+    """Why, in one CamelCase word (e.g. InsufficientCapacity)."""
+    message: Annotated[Str, Field(max_length=32768)] = ""
+    """Why, for people: the scheduler's reasons when a deployment is short."""
+    observed_generation: bounded(0, 2**62) | None = None
+    """The object's metadata.generation the condition was computed from."""
+    last_transition_time: Str | None = None
+    """When the condition's status last changed (RFC 3339)."""
+
+
+class MemberPlacementStatus(Model):
+    """Where one member of one engine of a replica runs."""
+
+    engine: DNSLabel
+    """The engine's name."""
+    role: Role
+    """The member's role."""
+    pool: Str
+    """The node pool of the replica's cluster the member's pods are pinned to."""
+
+
+class ReplicaStatus(Model):
+    """One placed replica: its cluster, its index there and the pool of each member."""
+
+    cluster: Str
+    """The InferenceCluster the replica runs on."""
+    index: bounded(0, 100_000)
+    """The replica's index on its cluster (with the cluster, its identity: it never moves)."""
+    members: tuple[MemberPlacementStatus, ...] = ()
+    """Each engine member's pool, in the deployment's engine order."""
+
+
+class ModelDeploymentStatus(Model):
+    """What the last `pulumi up` placed and applied for the deployment."""
+
+    observed_generation: bounded(0, 2**62) | None = None
+    """The metadata.generation this status describes."""
+    replicas: bounded(0, 100_000) | None = None
+    """Replicas scheduled (the scale subresource's status replicas, which KEDA and the HPA read)."""
+    desired_replicas: bounded(0, 100_000) | None = None
+    """spec.replicas as last observed."""
+    ready: Str | None = None
+    """Scheduled over desired replicas, e.g. 2/3: the READY column of `kubectl get modeldeployments`."""
+    selector: Str | None = None
+    """The label selector of the deployment's serving pods on its workload clusters (serialized, as the scale
+    subresource's labelSelectorPath requires)."""
+    clusters: Str | None = None
+    """The clusters the replicas run on, comma-separated: the CLUSTERS column."""
+    placements: tuple[ReplicaStatus, ...] = ()
+    """Every placed replica: cluster, index and the pool of each member."""
+    conditions: tuple[Condition, ...] = ()
+    """Scheduled (False with the scheduler's reasons when short) and Ready."""
+
+
+class ModelServiceStatus(Model):
+    """Where the service answers."""
+
+    observed_generation: bounded(0, 2**62) | None = None
+    """The metadata.generation this status describes."""
+    url: Str | None = None
+    """The service's OpenAI-compatible base URL on the fleet gateway."""
+    conditions: tuple[Condition, ...] = ()
+    """Ready: the service's route is applied on the fleet gateway."""
