@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import base64
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,6 +40,7 @@ NS = "ml-team"
 WORKLOAD_TYPES = {"kubernetes:apps/v1:Deployment", "kubernetes:leaderworkerset.x-k8s.io/v1:LeaderWorkerSet"}
 PLACEMENT_TYPE = "pulumi-python:dynamic/modelplane:Placement"
 GATEWAYS = ("gateway.networking.k8s.io", "v1", "gateways")
+DELETE_SECONDS = 120.0
 
 
 @dataclass
@@ -157,15 +159,23 @@ def versions(cluster: Cluster, kinds: tuple[str, ...] = ("Deployment", "LeaderWo
 
 
 def managed_left(cluster: Cluster) -> list[str]:
-    """What of ours is on a cluster: Namespaces and GatewayClasses with modelplane's managed-by label
-    (not being deleted), and any object of the kinds compose emits in the ml-team namespace."""
-    left = [f"{kind}/{name}" for kind in ("Namespace", "GatewayClass")
-            for name, item in listed(cluster, kind, None, MANAGED).items()
-            if not item["metadata"].get("deletionTimestamp")]
+    """What of ours is on a cluster, being deleted or not: Namespaces and GatewayClasses with
+    modelplane's managed-by label, and any object of the kinds compose emits in the ml-team namespace."""
+    left = [f"{kind}/{name}" for kind in ("Namespace", "GatewayClass") for name in listed(cluster, kind, None, MANAGED)]
     for kind in ("Deployment", "LeaderWorkerSet", "Service", "Secret", "Job", "HTTPRoute", "Backend",
                  "ResourceClaimTemplate", "PersistentVolumeClaim", "InferencePool"):
         left += [f"{kind}/{name}" for name in objects(cluster, kind)]
     return left
+
+
+def settled(read: Callable[[], Any], seconds: float = DELETE_SECONDS) -> Any:
+    """`read()` once it returns something empty, or its last answer after `seconds`. With skipAwait
+    the provider does not wait for a deletion to finish, and the garbage collector removes
+    foreground-deleted objects (and their ReplicaSets, Pods and ResourceClaims) asynchronously."""
+    deadline = time.monotonic() + seconds
+    while (found := read()) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    return found
 
 
 # --- the scenario ---------------------------------------------------------------------------------
@@ -259,7 +269,7 @@ def test_5_draining_a_cluster_moves_its_replicas_create_before_delete(stack: Sta
     order = [(e["resOutputsEvent"]["metadata"]["op"], name_of(e["resOutputsEvent"]["metadata"]["urn"]))
              for e in events if "resOutputsEvent" in e]
     assert order.index(("create", next(iter(created)))) < order.index(("delete", CHAT_WEST))
-    assert objects(stack.cluster("west"), "Deployment") == {}
+    assert settled(lambda: objects(stack.cluster("west"), "Deployment")) == {}
     # Then the cluster leaves the fleet: its serving objects go too, nothing else moves.
     stack.apply_manifests(**{"fleet.yaml": "\n---\n".join(
         doc for doc in drained.split("\n---\n") if "  name: west\n" not in doc)})
@@ -268,7 +278,7 @@ def test_5_draining_a_cluster_moves_its_replicas_create_before_delete(stack: Sta
     deleted = steps_by_op(preview).get("delete", set())
     assert deleted and all(name == "west" or name.startswith("west-") for name in deleted), deleted
     stack.project.up()
-    assert managed_left(stack.cluster("west")) == []
+    assert settled(lambda: managed_left(stack.cluster("west"))) == []
 
 
 HUGE = """apiVersion: modelplane.ai/v1alpha1
@@ -310,4 +320,4 @@ def test_7_refresh_finds_no_drift_secrets_stay_encrypted_and_destroy_cleans_up(s
         assert secret not in exported
     stack.project.run("destroy", "--yes")
     for name in ("east", "west"):
-        assert managed_left(stack.cluster(name)) == []
+        assert settled(lambda: managed_left(stack.cluster(name))) == []
