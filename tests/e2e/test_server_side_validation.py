@@ -1,6 +1,10 @@
 """Every object compose emits, accepted by a real kube-apiserver 1.34 with the published CRDs.
 
-For each example, `modelplane plan --render DIR` (the CLI, as a user runs it) writes every
+The manifest sets: every example folder, the getting-started tour with all its stages (the fleet
+gateway on Traefik), and the tour with that gateway on MetalLB (`loadBalancer: MetalLB`, an
+address pool), so both gateway backends' objects, Traefik's GatewayClass and routes with
+per-backend rewrites, and MetalLB's IPAddressPool and L2Advertisement, meet the real API server.
+For each set, `modelplane plan --render DIR` (the CLI, as a user runs it) writes every
 cluster's manifests; each cluster's objects, its serving stack's own objects (`_stack.yaml`) and
 the fleet gateway's objects go to one of the two API servers (clusters in name order, alternately;
 the gateway's with its cluster). Namespaces are created first; then the objects are applied with
@@ -22,7 +26,32 @@ from tests.e2e.conftest import ROOT, kubectl
 from tests.e2e.servers import Cluster, Fleet
 
 EXAMPLES = sorted(path for path in (ROOT / "examples").iterdir() if any(path.glob("*.yaml")))
+TOUR = ROOT / "examples" / "getting-started"
+STAGES = sorted(path for path in TOUR.iterdir() if path.is_dir())
 NOT_MANIFESTS = {"_stack.yaml", "_endpoints.yaml"}
+GATEWAY_ON_METALLB = ('  traefik:\n    version: "40.2.0"\n',
+                      '  traefik:\n    version: "40.2.0"\n    loadBalancer: MetalLB\n'
+                      '    metallb: {addressPool: 192.0.2.240-192.0.2.250}\n')
+
+
+def tour_on_metallb(directory: Path) -> list[Path]:
+    """A copy of the tour's stages whose gateway asks for MetalLB (a TEST-NET-1 pool: never routed)."""
+    copies = []
+    for stage in STAGES:
+        target = directory / stage.name
+        target.mkdir(parents=True)
+        for file in stage.glob("*.yaml"):
+            text = file.read_text()
+            if GATEWAY_ON_METALLB[0] in text:
+                text = text.replace(*GATEWAY_ON_METALLB)
+            (target / file.name).write_text(text)
+        copies.append(target)
+    assert any(GATEWAY_ON_METALLB[1] in f.read_text() for c in copies for f in c.glob("*.yaml"))
+    return copies
+
+
+SETS = {**{path.name: (lambda _, path=path: [path]) for path in EXAMPLES},
+        "getting-started": lambda _: STAGES, "getting-started-metallb": tour_on_metallb}
 
 
 def rendered_objects(directory: Path) -> list[dict]:
@@ -46,20 +75,22 @@ def delete(tools: Path, cluster: Cluster, objects: list[dict]) -> None:
             stdin=yaml.safe_dump_all(objects, sort_keys=True))
 
 
-@pytest.mark.parametrize("example", EXAMPLES, ids=[path.name for path in EXAMPLES])
-def test_every_rendered_object_is_accepted_by_the_api_server(example: Path, fleet: Fleet, tools: Path,
+@pytest.mark.parametrize("name", sorted(SETS))
+def test_every_rendered_object_is_accepted_by_the_api_server(name: str, fleet: Fleet, tools: Path,
                                                               tmp_path: Path) -> None:
-    rendered = subprocess.run([str(ROOT / ".venv" / "bin" / "modelplane"), "plan", str(example),
-                               "--render", str(tmp_path)], capture_output=True, text=True, timeout=300)
+    paths = SETS[name](tmp_path / "manifests")
+    rendered_dir = tmp_path / "rendered"
+    rendered = subprocess.run([str(ROOT / ".venv" / "bin" / "modelplane"), "plan", *map(str, paths),
+                               "--render", str(rendered_dir)], capture_output=True, text=True, timeout=300)
     assert rendered.returncode == 0, rendered.stderr
     servers = list(fleet.clusters.values())
-    cluster_dirs = sorted(path for path in tmp_path.iterdir() if path.is_dir() and path.name != "_gateway")
-    assert cluster_dirs, f"{example.name} rendered no cluster"
+    cluster_dirs = sorted(path for path in rendered_dir.iterdir() if path.is_dir() and path.name != "_gateway")
+    assert cluster_dirs, f"{name} rendered no cluster"
     target = {path.name: servers[index % len(servers)] for index, path in enumerate(cluster_dirs)}
     batches = [(target[path.name], rendered_objects(path)) for path in cluster_dirs]
-    gateway = load([example]).fleet.gateway
+    gateway = load(paths).fleet.gateway
     if gateway is not None:
-        batches.append((target[gateway.spec.cluster], rendered_objects(tmp_path / "_gateway")))
+        batches.append((target[gateway.spec.cluster], rendered_objects(rendered_dir / "_gateway")))
     applied = 0
     for server, objects in batches:
         namespaces = [o for o in objects if o["kind"] == "Namespace"]
@@ -74,3 +105,8 @@ def test_every_rendered_object_is_accepted_by_the_api_server(example: Path, flee
         delete(tools, server, rest)
         delete(tools, server, namespaces)
     assert applied > 0
+    kinds = {(o["apiVersion"], o["kind"]) for _, objects in batches for o in objects}
+    if name.startswith("getting-started"):
+        assert ("gateway.networking.k8s.io/v1", "GatewayClass") in kinds
+    if name == "getting-started-metallb":
+        assert {("metallb.io/v1beta1", "IPAddressPool"), ("metallb.io/v1beta1", "L2Advertisement")} <= kinds, kinds
