@@ -112,3 +112,23 @@ def fleet(*clusters: InferenceCluster, classes: tuple[InferenceClass, ...] | Non
 
 def workloads(*deployments: ModelDeployment, caches: tuple[ModelCache, ...] = ()) -> Workloads:
     return Workloads(deployments=deployments, caches=caches)
+
+
+# A ModelDeployment `ml-team/huge` whose selector asks for more memory than any GPU has (1000Gi),
+# for tests that run a whole program (mocks and the real engine) and expect it reported as short.
+UNPLACEABLE = """apiVersion: modelplane.ai/v1alpha1
+kind: ModelDeployment
+metadata: {name: huge, namespace: ml-team}
+spec:
+  engines:
+  - name: huge
+    members:
+    - nodeSelector:
+        devices:
+        - name: gpu
+          selectors:
+          - cel: device.capacity["gpu.nvidia.com"].memory.compareTo(quantity("1000Gi")) >= 0
+      template:
+        spec:
+          containers: [{name: engine, image: "vllm/vllm-openai:v0.23.0"}]
+"""

@@ -30,6 +30,7 @@ from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 from kubernetes.dynamic import DynamicClient
 
+from tests.builders import UNPLACEABLE
 from tests.e2e.conftest import ROOT, api_client
 from tests.e2e.project import PASSPHRASE, Project, PulumiFailed
 from tests.e2e.servers import Cluster, Fleet
@@ -281,26 +282,10 @@ def test_5_draining_a_cluster_moves_its_replicas_create_before_delete(stack: Sta
     assert settled(lambda: managed_left(stack.cluster("west"))) == []
 
 
-HUGE = """apiVersion: modelplane.ai/v1alpha1
-kind: ModelDeployment
-metadata: {name: huge, namespace: ml-team}
-spec:
-  engines:
-  - name: huge
-    members:
-    - nodeSelector:
-        devices:
-        - name: gpu
-          selectors:
-          - cel: device.capacity["gpu.nvidia.com"].memory.compareTo(quantity("1000Gi")) >= 0
-      template:
-        spec:
-          containers: [{name: engine, image: "vllm/vllm-openai:v0.23.0"}]
-"""
 
 
 def test_6_a_deployment_that_cannot_fit_warns_or_fails_in_strict_mode(stack: Stack) -> None:
-    stack.apply_manifests(**{"huge.yaml": HUGE})
+    stack.apply_manifests(**{"huge.yaml": UNPLACEABLE})
     preview, _ = stack.project.preview()
     warnings = [d["message"] for d in preview.get("diagnostics", []) if d.get("severity") == "warning"]
     assert any("ml-team/huge: 0/1 replicas scheduled" in w and "clusters can host another replica" in w

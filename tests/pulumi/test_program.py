@@ -21,6 +21,7 @@ from modelplane.compose import Settings
 from modelplane.pulumi import PlacementUnknownError
 from modelplane.report import where
 from modelplane.scheduling import place
+from tests.builders import UNPLACEABLE
 from tests.pulumi.harness import (
     HF_TOKEN,
     ROOT,
@@ -251,33 +252,17 @@ def manifests_dir(directory: Path, extra: str = "", replace: tuple[str, str] = (
     return str(directory)
 
 
-HUGE = """apiVersion: modelplane.ai/v1alpha1
-kind: ModelDeployment
-metadata: {name: huge, namespace: ml-team}
-spec:
-  engines:
-  - name: huge
-    members:
-    - nodeSelector:
-        devices:
-        - name: gpu
-          selectors:
-          - cel: device.capacity["gpu.nvidia.com"].memory.compareTo(quantity("1000Gi")) >= 0
-      template:
-        spec:
-          containers: [{name: engine, image: "vllm/vllm-openai:v0.23.0"}]
-"""
 
 
 def test_an_unschedulable_deployment_warns_with_the_explanation_and_the_rest_converges(tmp_path: Path) -> None:
-    run = run_program(Engine(preview=True), dev_config(**{"modelplane:manifests": [manifests_dir(tmp_path, HUGE)]}))
+    run = run_program(Engine(preview=True), dev_config(**{"modelplane:manifests": [manifests_dir(tmp_path, UNPLACEABLE)]}))
     warning = next(line for line in run.logs if line.startswith("ml-team/huge: 0/1 replicas scheduled"))
     assert "0/3 clusters can host another replica of ml-team/huge" in warning
     assert workloads(run) == WORKLOADS
 
 
 def test_strict_mode_makes_an_unschedulable_deployment_an_error(tmp_path: Path) -> None:
-    config = dev_config(**{"modelplane:manifests": [manifests_dir(tmp_path, HUGE)], "modelplane:strict": True})
+    config = dev_config(**{"modelplane:manifests": [manifests_dir(tmp_path, UNPLACEABLE)], "modelplane:strict": True})
     with pytest.raises(CheckFailed, match=r"strict mode: ml-team/huge is short \(0/1 replicas scheduled\)"):
         run_program(Engine(preview=True), config)
 
