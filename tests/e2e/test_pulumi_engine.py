@@ -226,6 +226,7 @@ def test_2_up_creates_every_object_on_its_api_server(stack: Stack) -> None:
     assert {key: value["scheduled"] for key, value in outputs["placement"].items()} == {
         "ml-team/chat": "2/2", "ml-team/coder": "1/1", "ml-team/pd": "1/1"}
     assert outputs["serviceUrls"] == {"ml-team/chat": "http://fleet.modelplane-system.east.e2e.modelplane.test/ml-team/chat/"}
+    assert outputs["gatewayAddress"] == "fleet.modelplane-system.east.e2e.modelplane.test"
     assert outputs["gatewayAddresses"] == {
         "east": "inference.modelplane-system.east.e2e.modelplane.test",
         "west": "inference.modelplane-system.west.e2e.modelplane.test"}
