@@ -9,25 +9,33 @@ way Kubernetes does: would the API server admit the selector (``check_selector``
 "no match", with the reason kept for ``explain``.
 
 Modules: ``syntax`` (parse, limits), ``check`` (static types, cost), ``quantity`` and ``semver``
-(the value types), ``library`` (CEL functions), ``device`` (the device view), ``fast`` (closures
-for common shapes), ``reference`` (cel-python's interpreter, budgeted), ``program`` (compile,
-evaluate, memoize). Pure: no Pulumi, no printing, no environment, and no I/O beyond reading
-cel-python's packaged grammar once.
+(the value types), ``regex`` (``matches`` patterns), ``library`` (CEL functions), ``device`` (the
+device view), ``fast`` (closures for common shapes), ``reference`` (cel-python's interpreter,
+budgeted), ``program`` (compile, evaluate, memoize). Pure: no Pulumi, no printing, no environment,
+and no I/O beyond reading cel-python's packaged grammar once.
 
-Deliberate divergences (what cannot match Kubernetes' CEL exactly, and which way each errs):
-- Declared surface: core CEL, the ``quantity`` library without ``mul``/``div``/``divInt``, and
-  ``semver``. Kubernetes' string, list, regex, URL, IP and format libraries, ``cel.bind``,
-  timestamps, durations, ``type()``, ``bool()``, ``bytes()`` and ``string()`` of a bool are
-  rejected at validation with a clear error. Errs toward rejecting, never toward a wrong match.
-- Cost: the static estimate follows cel-go's shape, not its constants. It rejects what is
-  exponential, as Kubernetes does, but may admit a selector Kubernetes calls too complex (or,
-  rarely, the reverse). At run time a budget of ``reference.STEP_BUDGET`` node visits (a quarter
-  of a second of cel-python, far less work than Kubernetes' 1,000,000 cost units) ends
-  evaluations Kubernetes would finish, such as three nested comprehensions over ten elements.
-  Errs toward no match.
-- Nesting: more than ``syntax.MAX_DEPTH`` parse levels (about 14 nested parentheses, or 150
-  chained ``&&``) is rejected at validation; cel-go accepts deeper expressions. Errs toward
-  rejecting.
+Deliberate divergences (what cannot match Kubernetes' CEL exactly, and which way each errs);
+tests/cel/verdicts.py records Kubernetes' verdict on each kind of case, and a test submits every one
+to a real API server:
+- Declared surface: core CEL (with the ``bool()``, ``bytes()``, ``string()``, ``int()``, ``uint()``
+  and ``double()`` conversions), the ``quantity`` library without ``mul``/``div``/``divInt``, and
+  ``semver``, with Kubernetes' exact shapes (``sign`` is a global function; ``semver`` and
+  ``isSemver`` take the normalize flag). Kubernetes' string extension, list, regex (``find``), URL,
+  IP, CIDR, format and set libraries, optional types, two-variable comprehensions, ``cel.bind``,
+  timestamps, durations and ``type()`` are rejected at validation with an undeclared reference,
+  where Kubernetes admits them. Errs toward rejecting, never toward a wrong match.
+- Cost: the static estimate follows cel-go's shape (comparisons priced by the smaller operand's
+  known size, so comparing two values of unknown size, such as two quantities with ``!=``, is
+  too complex, as in Kubernetes), not all its constants. It rejects what is exponential, as
+  Kubernetes does, but may admit a selector Kubernetes calls too complex (or, rarely, the
+  reverse). At run time a budget of ``reference.STEP_BUDGET`` node visits (a quarter of a second
+  of cel-python, far less work than Kubernetes' 1,000,000 cost units) ends evaluations Kubernetes
+  would finish, such as three nested comprehensions over ten elements. Errs toward no match.
+- Nesting: admission follows cel-go's parser limits exactly (``syntax``). Evaluation of a shape
+  the fast path does not cover runs in cel-python's interpreter, which recurses per operator,
+  selection or nested call (parentheses and ``&&``/``||`` chains cost nothing): a tree more than
+  ``reference.MAX_LEVELS`` (100) such levels deep, about 50 chained additions, is not run and
+  does not match, where Kubernetes evaluates it. Errs toward no match.
 - Quantities: a decimal-form value that needs more than 4096 digits, or arithmetic between
   quantities that far apart, is a runtime error; Kubernetes would compute it with a huge big.Int.
   Errs toward no match.
@@ -37,9 +45,11 @@ Deliberate divergences (what cannot match Kubernetes' CEL exactly, and which way
   reports an error. Errs toward no match (once toward a wrong element set inside ``filter``);
   device selectors rarely use comprehensions. Everything outside them follows cel-go: see
   ``library`` for the operators that replace cel-python's (equality, ordering, ``in``, ``&&``,
-  ``||``, ``*``, ``[]``) and ``reference`` for comprehension ranges.
+  ``||``, ``*``, ``[]``, ``matches``, ``string()``) and ``reference`` for comprehension ranges.
 - Equality of lists and maps compares element by element with the same rule; cel-go skips an
   element whose comparison is an error. Errs toward an error, so no match.
+- Patterns of ``matches`` are RE2 (google-re2), which agrees with Go's regexp on syntax except
+  ``\\C``, which is refused as Go refuses it (``regex``).
 
 Kubernetes facts this package follows are cited in each module: limits from
 pkg/apis/resource/types.go and validation.go, the device view from

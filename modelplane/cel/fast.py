@@ -8,8 +8,8 @@ not cover; the caller then uses the reference. tests/cel/test_differential.py ho
 Covered: literals; list literals; ``device.driver``; ``device.attributes[<string>].<name>``,
 ``device.capacity[<string>].<name>`` and the ``[<string>]`` spelling of the name; ``==``, ``!=``,
 ``<``, ``<=``, ``>``, ``>=``, ``in``, ``&&``, ``||``, ``!``, ``?:``; ``quantity()``, ``semver()``,
-``isQuantity()``, ``isSemver()`` (folded once when their arguments are literals) and every member
-function of the quantity and semver libraries. Everything else (arithmetic, macros, ``has``,
+``isQuantity()``, ``isSemver()`` (folded once when their arguments are literals), ``sign()`` and
+every member function of the quantity and semver libraries. Everything else (arithmetic, macros, ``has``,
 ``size``, string functions, other uses of ``device``) falls back.
 
 ``device_reads(ast)`` lists the device paths an expression can read, or ``None`` when some read
@@ -35,8 +35,8 @@ from modelplane.cel.syntax import Binary, Call, Conditional, Ident, Index, ListL
 
 Closure = Callable[[Device], Any]
 _SECTIONS = (ATTRIBUTES, CAPACITY)
-_CONSTRUCTORS = ("quantity", "semver", "isQuantity", "isSemver")
-_METHODS = ("compareTo", "isGreaterThan", "isLessThan", "sign", "isInteger", "asInteger", "asApproximateFloat",
+_GLOBALS = ("quantity", "semver", "isQuantity", "isSemver", "sign")
+_METHODS = ("compareTo", "isGreaterThan", "isLessThan", "isInteger", "asInteger", "asApproximateFloat",
             "add", "sub", "major", "minor", "patch")
 _COMPARISONS = {"==": library.equal, "!=": library.not_equal, "<": library.less, "<=": library.less_equal,
                 ">": library.greater, ">=": library.greater_equal, "in": library.contained_in}
@@ -190,8 +190,8 @@ def _compile(node: Node) -> Closure:  # noqa: C901 - one branch per node kind
         return _negation(_compile(node.operand))
     if isinstance(node, Conditional):
         return _conditional(_compile(node.condition), _compile(node.then), _compile(node.otherwise))
-    if isinstance(node, Call) and node.target is None and node.function in _CONSTRUCTORS:
-        return _constructor(node)
+    if isinstance(node, Call) and node.target is None and node.function in _GLOBALS:
+        return _global(node)
     if isinstance(node, Call) and node.target is not None and node.function in _METHODS:
         return _call(library.FUNCTIONS[node.function], [_compile(node.target), *map(_compile, node.args)])
     raise _Unsupported
@@ -229,7 +229,7 @@ def _call(function: Callable[..., Any], operands: list[Closure]) -> Closure:
     return lambda device: _guarded(function, *(operand(device) for operand in operands))
 
 
-def _constructor(node: Call) -> Closure:
+def _global(node: Call) -> Closure:
     function = library.FUNCTIONS[node.function]
     literals = [arg for arg in node.args if isinstance(arg, Literal)]
     if len(literals) == len(node.args):

@@ -19,6 +19,9 @@ What this table replaces in cel-python, and why (cel-go's semantics, as Kubernet
 - ``*``: string, bytes and list operands are refused: CEL has no repetition, and Python's would
   let ``"x" * 100000000`` exhaust memory.
 - ``[]``: a negative list index is out of range, not Python's count from the end.
+- ``matches``: the pattern is compiled as Go's regexp would (``regex``), so a pattern Kubernetes
+  refuses is an error here too.
+- ``string()`` of a bool is ``"true"``/``"false"``, as in cel-go (Python would say ``"True"``).
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from celpy.celtypes import BoolType, BytesType, DoubleType, IntType, ListType, M
 from celpy.evaluation import CELEvalError
 
 from modelplane.cel.quantity import Quantity, QuantityError, parse_quantity, quantity_from_int
+from modelplane.cel.regex import compile_pattern
 from modelplane.cel.semver import Semver, SemverError, parse_semver
 
 _NUMBERS = (IntType, UintType, DoubleType)
@@ -279,6 +283,16 @@ def _operand(function: str, value: Any) -> Quantity:
     raise _no_overload(function, value)
 
 
+def matches(text: Any, pattern: Any) -> BoolType:
+    return BoolType(compile_pattern(_string("matches", pattern)).search(_string("matches", text)) is not None)
+
+
+def to_string(value: Any) -> StringType:
+    if isinstance(value, BoolType):
+        return StringType("true" if value else "false")
+    return StringType(value)
+
+
 def as_integer(value: Any) -> IntType:
     result = _quantity("asInteger", value).as_int64()
     if result is None:
@@ -308,6 +322,8 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "sign": lambda q: IntType(_quantity("sign", q).sign()),
     "isInteger": lambda q: BoolType(_quantity("isInteger", q).as_int64() is not None),
     "asInteger": as_integer,
+    "matches": matches,
+    "string": to_string,
     "asApproximateFloat": lambda q: DoubleType(_quantity("asApproximateFloat", q).as_approximate_float()),
     "add": lambda q, other: _quantity("add", q).add(_operand("add", other)),
     "sub": lambda q, other: _quantity("sub", q).sub(_operand("sub", other)),

@@ -108,7 +108,7 @@ def compile_selector(text: str) -> Program:
     if fast is not None:
         return Program(text, device_reads(ast), fast, fast=True)
     tree = syntax.parse_tree(text, positions=True)
-    return Program(text, device_reads(ast), functools.partial(reference.evaluate, tree), fast=False)
+    return Program(text, device_reads(ast), reference.evaluator(tree), fast=False)
 
 
 def check_selector(expression: str) -> None:

@@ -4,18 +4,23 @@ Contract: ``evaluate(tree, device)`` runs cel-python 0.5.0's ``Evaluator`` on a 
 positions, which its error values need) for ``device``, with ``library.FUNCTIONS`` registered, and
 returns the result value or raises ``EvalError`` with a readable message. It is the semantic
 reference the fast path is tested against, and the evaluator for every shape the fast path does
-not cover.
+not cover; ``evaluator(tree)`` is that function for one tree.
 
-Invariant: one evaluation visits at most ``STEP_BUDGET`` parse-tree nodes, macro bodies included,
+Invariants: one evaluation visits at most ``STEP_BUDGET`` parse-tree nodes, macro bodies included,
 so no expression that passed the checker's estimate can run away (a range of lists the estimate
 could not size, for example). A visit costs cel-python about 13 microseconds, so the budget keeps
 one evaluation near a quarter of a second; Kubernetes stops at 1,000,000 cost units, about 0.1 s
-in Go, which is far more work. Errs toward no match.
+in Go, which is far more work. cel-python recurses up to six Python frames per tree level that
+does more than pass its child on, so a tree deeper than ``MAX_LEVELS`` such levels is not run at
+all (its evaluations are errors): the outcome never depends on how deep the caller's stack is.
+Both err toward no match.
 """
 
 from __future__ import annotations
 
+import functools
 import re
+from collections.abc import Callable
 from typing import Any, cast
 
 import lark
@@ -25,11 +30,15 @@ from modelplane.cel.device import Device
 from modelplane.cel.fast import EvalError
 from modelplane.cel.library import FUNCTIONS, NoOverload, type_name
 from modelplane.cel.quantity import QuantityError
+from modelplane.cel.regex import PatternError
 from modelplane.cel.semver import SemverError
 from modelplane.cel.syntax import ParseTree
 
 STEP_BUDGET = 20_000
+MAX_LEVELS = 100  # about 600 frames, leaving the rest of Python's default 1,000 to the caller
 _MACROS = frozenset(("all", "exists", "exists_one", "map", "filter"))
+_PASS_THROUGH = frozenset(("expr", "conditionalor", "conditionaland", "relation", "addition", "multiplication", "unary",
+                           "member", "paren_expr"))
 _MISSING_MEMBER = re.compile(r"no such member in mapping: '(.*)'")
 
 
@@ -59,14 +68,54 @@ class _BudgetedEvaluator(Evaluator):
         return super().member_dot_arg(tree)
 
     def _visit_tree(self, tree: ParseTree) -> Any:
-        # lark's Interpreter sends every node, through visit() or visit_children(), here.
-        self._steps[0] -= 1
-        if self._steps[0] < 0:
-            raise _BudgetExhausted
-        return super()._visit_tree(tree)
+        # lark's Interpreter sends every node, through visit() or visit_children(), here. A node
+        # with one child only passes its child's value on (a grammar layer, a parenthesis): it is
+        # charged a step but walked in this loop, so nesting costs no Python stack per layer.
+        while True:
+            self._steps[0] -= 1
+            if self._steps[0] < 0:
+                raise _BudgetExhausted
+            child = _passes_on(tree)
+            if child is None:
+                return super()._visit_tree(tree)
+            tree = child
 
 
 _ACTIVATION = Activation(functions=FUNCTIONS)
+
+
+def evaluator(tree: ParseTree) -> Callable[[Device], Any]:
+    """``evaluate`` bound to ``tree``, or, for a tree too deep for cel-python, a function that
+    reports that as the error of every evaluation."""
+    levels = _levels(tree)
+    if levels <= MAX_LEVELS:
+        return functools.partial(evaluate, tree)
+    message = (f"cel-python cannot evaluate an expression nesting {levels} operators, calls and selections "
+               f"deep (at most {MAX_LEVELS}); simplify the selector")
+
+    def too_deep(device: Device) -> Any:
+        raise EvalError(message)
+
+    return too_deep
+
+
+def _passes_on(tree: ParseTree) -> lark.Tree[Any] | None:
+    """The child a node only passes on (a grammar layer, a parenthesis), else None."""
+    children = tree.children
+    if len(children) == 1 and isinstance(child := children[0], lark.Tree) and (
+            tree.data in _PASS_THROUGH or tree.data == "primary" and child.data == "paren_expr"):
+        return child
+    return None
+
+
+def _levels(tree: ParseTree) -> int:
+    deepest, stack = 0, [(tree, 0)]
+    while stack:
+        node, depth = stack.pop()
+        depth += _passes_on(node) is None
+        deepest = max(deepest, depth)
+        stack.extend((child, depth) for child in node.children if isinstance(child, lark.Tree))
+    return deepest
 
 
 def evaluate(tree: ParseTree, device: Device) -> Any:
@@ -91,7 +140,7 @@ def message(error: CELEvalError) -> str:
         return f"no such key: {missing.group(1)}"
     if cause_type is KeyError and cause_args:
         return f"no such key: {cause_args[0]}"
-    ours = (NoOverload, QuantityError, SemverError, IndexError)
+    ours = (NoOverload, QuantityError, SemverError, PatternError, IndexError)
     if isinstance(cause_type, type) and issubclass(cause_type, ours) and cause_args:
         return str(cause_args[0])
     return text

@@ -10,10 +10,17 @@ records them (``debug`` off, unlike cel-python's own, which builds its tables th
 Invariants:
 - The AST is the lark tree without its single-child grammar layers. Node positions are character
   offsets: tokens always carry them, tree nodes only when parsed with positions.
+- The AST means what cel-go's parser makes of the text: chains of ``&&`` and ``||`` are balanced
+  trees, as cel-go builds them (so a chain as long as 10 KiB allows nests only a dozen levels), and
+  a run of ``!`` or of ``-`` keeps only its parity (``!!x`` is ``x``). A number ending in ``.`` is
+  refused, as cel-go's lexer refuses it.
 - The grammar is read once from cel-python's package, the only file this package reads.
 - Work is bounded before any recursion: text longer than Kubernetes' 10 KiB limit is refused
-  unparsed, and a tree deeper than ``MAX_DEPTH`` (measured iteratively) is refused before the
-  recursive conversion, the checker or cel-python's recursive interpreter ever see it.
+  unparsed, and nesting is measured iteratively with cel-go's two limits (parser.go, default
+  ``maxRecursionDepth`` 250, which Kubernetes does not change): no grammar rule may be entered
+  more than 250 times within itself ("expression recursion limit exceeded: 250": nested
+  parentheses, calls, lists, ``?:`` else-branches, operands), and no path may pass more than 250
+  operators, selections, calls and indexes ("max recursion depth exceeded").
 """
 
 from __future__ import annotations
@@ -32,15 +39,14 @@ from celpy import celtypes
 from celpy.celparser import CELParser
 from celpy.evaluation import celbytes, celstr
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+from lark.tree import Meta
 
 from modelplane.cel.errors import SelectorError
 
 ParseTree = lark.Tree[lark.Token]
 
 MAX_LENGTH_BYTES = 10 * 1024  # CELSelectorExpressionMaxLength, pkg/apis/resource/types.go
-# cel-python's interpreter spends about four Python frames per parse level: 160 levels leave more
-# than 300 of the default recursion limit of 1000 to the caller.
-MAX_DEPTH = 160
+MAX_RECURSION = 250  # cel-go parser/parser.go: maxRecursionDepth's default, which Kubernetes keeps
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,18 +169,14 @@ def _check_length(text: str) -> None:
 
 
 def parse_tree(text: str, *, positions: bool) -> ParseTree:
-    """The cel-python parse tree, depth-checked; positions are what cel-python's interpreter needs."""
+    """The cel-python parse tree, logic chains balanced and nesting checked as cel-go checks it."""
     _check_length(text)
     try:
         tree = _parsers()[positions].parse(text)
     except UnexpectedInput as error:
         raise _syntax_error(error, error.line, error.column) from None
-    depth = _depth(tree)
-    if depth > MAX_DEPTH:
-        raise SelectorError(
-            f"expression nests too deeply ({depth} parse levels, at most {MAX_DEPTH}): "
-            "use fewer nested parentheses or split it into several selectors"
-        )
+    _balance_logic(tree)
+    _check_nesting(tree)
     return tree
 
 
@@ -201,13 +203,99 @@ def _syntax_error(error: UnexpectedInput, line: int | None, column: int | None) 
                          line=line if line and line > 0 else None)
 
 
-def _depth(tree: ParseTree) -> int:
-    deepest, stack = 0, [(tree, 1)]
+_LOGIC = ("conditionalor", "conditionaland")
+
+
+def _balance_logic(tree: ParseTree) -> None:
+    """Rebuild every ``&&``/``||`` chain (a left-deep spine in the grammar) as the balanced tree
+    cel-go's parser makes, in place. The result is the same (both operators are commutative over
+    errors), and nothing downstream recurses once per term."""
+    stack = [tree]
     while stack:
-        node, depth = stack.pop()
-        deepest = max(deepest, depth)
-        stack.extend((child, depth + 1) for child in node.children if isinstance(child, lark.Tree))
-    return deepest
+        node = stack.pop()
+        if node.data in _LOGIC and len(node.children) == 2:
+            terms: list[Any] = []
+            link = node
+            while link.data == node.data and len(link.children) == 2:
+                terms.append(link.children[1])
+                link = cast(ParseTree, link.children[0])
+            terms.append(link)
+            terms.reverse()
+            if len(terms) > 2:
+                node.children = list(_balanced(node.data, terms, 0, len(terms) - 2).children)
+            stack.extend(terms)
+        else:
+            stack.extend(child for child in node.children if isinstance(child, lark.Tree))
+
+
+def _balanced(data: str, terms: list[Any], low: int, high: int) -> ParseTree:
+    """cel-go's logicManager.balancedTree over the operators low..high (term i is left of operator i)."""
+    middle = (low + high + 1) // 2
+    left = terms[middle] if middle == low else _balanced(data, terms, low, middle - 1)
+    right = terms[middle + 1] if middle + 1 == high + 1 else _balanced(data, terms, middle + 1, high)
+    return lark.Tree(data, [left, right], _span(left, right))
+
+
+def _span(left: Any, right: Any) -> Meta | None:
+    if left.meta.empty or right.meta.empty:
+        return None
+    meta = Meta()
+    meta.empty = False
+    meta.line, meta.column, meta.start_pos = left.meta.line, left.meta.column, left.meta.start_pos
+    meta.end_line, meta.end_column, meta.end_pos = right.meta.end_line, right.meta.end_column, right.meta.end_pos
+    return meta
+
+
+_RELATION_OPS = frozenset(("relation_lt", "relation_le", "relation_gt", "relation_ge", "relation_eq", "relation_ne",
+                           "relation_in"))
+_ADDITION_OPS = frozenset(("addition_add", "addition_sub"))
+_VISITED = frozenset(("member_dot", "member_dot_arg", "member_index"))
+
+
+def _check_nesting(tree: ParseTree) -> None:
+    """cel-go's two nesting limits, measured without recursion on the grammar's tree.
+
+    The parser's listener counts how deep each grammar rule is entered within itself: ``expr``
+    once per parenthesis, call argument, list element, index or ``?:`` else-branch; ``relation``
+    and ``calc`` also once per right operand, since cel-go's grammar parses a right operand by
+    entering the rule again (a left operand continues the same entry). Its visitor counts the
+    operators (other than ``&&``/``||``), ``?:``, selections, calls on a receiver and indexes
+    on each path."""
+    deepest_rule = deepest_path = 0
+    # node, then entries of expr, relation and calc, and visited nodes, on the path to it; and
+    # whether the node continues its parent's entry of the same rule (a left operand).
+    stack: list[tuple[ParseTree, int, int, int, int, bool]] = [(tree, 0, 0, 0, 0, False)]
+    while stack:
+        node, exprs, relations, calcs, visited, continued = stack.pop()
+        data, children = node.data, node.children
+        binary = len(children) == 2
+        if data == "expr":
+            exprs += 1
+            visited += len(children) == 3
+        elif data == "relation":
+            relations += not continued
+            visited += binary
+        elif data == "addition":
+            calcs += not continued
+            visited += binary
+        elif data == "multiplication" or data in _VISITED:
+            visited += binary or data in _VISITED
+        deepest_rule = max(deepest_rule, exprs, relations, calcs)
+        deepest_path = max(deepest_path, visited)
+        for index, child in enumerate(children):
+            if not isinstance(child, lark.Tree):
+                continue
+            right = binary and index == 1
+            stack.append((child, exprs,
+                          relations + (data == "relation" and right),
+                          calcs + (data in ("addition", "multiplication") and right),
+                          visited, data in _RELATION_OPS or data in _ADDITION_OPS))
+    if deepest_rule > MAX_RECURSION:
+        raise SelectorError(f"expression recursion limit exceeded: {MAX_RECURSION} (cel-go's parser limit: at most "
+                            f"{MAX_RECURSION} nested parentheses, calls, lists or operands); split the selector")
+    if deepest_path > MAX_RECURSION:
+        raise SelectorError(f"max recursion depth exceeded (cel-go's parser limit: at most {MAX_RECURSION} chained "
+                            "operators, selections, calls and indexes on one path); split the selector")
 
 
 class _Converter:
@@ -238,8 +326,7 @@ class _Converter:
             pos = Pos(op_pos.end - len(op), op_pos.end)
             return Binary(op, self.convert(left), self.convert(right), pos, (left_pos, right_pos))
         if data == "unary":
-            op = "!" if children[0].data == "unary_not" else "-"
-            return Unary(op, self.convert(children[1]), _pos(tree))
+            return self._unary(tree)
         if data == "member_dot":
             return Select(self.convert(children[0]), str(children[1]), _pos(children[1]))
         if data == "member_dot_arg":
@@ -282,8 +369,26 @@ class _Converter:
         start = self.text.find(op, left_pos.end, right_pos.start)
         return Pos(start, start + len(op))
 
+    def _unary(self, tree: ParseTree) -> Node:
+        """A run of ``!`` or of ``-`` (cel-go's grammar allows no mix): an even run is dropped, an
+        odd one is a single operator, as cel-go's VisitLogicalNot and VisitNegate do."""
+        ops: list[ParseTree] = []
+        operand = tree
+        while operand.data == "unary" and len(operand.children) == 2:
+            ops.append(cast(ParseTree, operand.children[0]))
+            operand = cast(ParseTree, operand.children[1])
+        mixed = next((op for op in ops if op.data != ops[0].data), None)
+        if mixed is not None:
+            raise self.error(f"Syntax error: unexpected {'!' if mixed.data == 'unary_not' else '-'!r} "
+                             "(a run of '!' or '-' cannot mix them; use parentheses)", _pos(mixed))
+        if len(ops) % 2 == 0:
+            return self.convert(operand)
+        return Unary("!" if ops[0].data == "unary_not" else "-", self.convert(operand), _pos(tree))
+
     def _literal(self, token: lark.Token) -> Literal:
         kind, text, pos = token.type, token.value, _pos(token)
+        if kind == "FLOAT_LIT" and _BARE_POINT.search(text):
+            raise self.error(f"Syntax error: {text} is not a number: CEL needs a digit after the '.'", pos)
         try:
             if kind == "INT_LIT":
                 return Literal(celtypes.IntType(text), "int", pos)
@@ -304,6 +409,8 @@ class _Converter:
         return Literal(None, "null", pos)
 
 
+_BARE_POINT = re.compile(r"\.(?![0-9])")
+
 _PASS_THROUGH = frozenset(
     ("expr", "conditionalor", "conditionaland", "relation", "addition", "multiplication", "unary", "member", "primary")
 )
@@ -312,4 +419,5 @@ _PASS_THROUGH = frozenset(
 def _pos(node: ParseTree | lark.Token) -> Pos | None:
     if isinstance(node, lark.Token):
         return None if node.start_pos is None or node.end_pos is None else Pos(node.start_pos, node.end_pos)
-    return None if node.meta.empty else Pos(node.meta.start_pos, node.meta.end_pos)
+    meta = node.meta
+    return None if meta.empty or getattr(meta, "start_pos", None) is None else Pos(meta.start_pos, meta.end_pos)
