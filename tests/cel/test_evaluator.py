@@ -76,6 +76,6 @@ def test_true_and_false_are_cached_per_expression() -> None:
 
 
 def test_the_package_imports_no_pulumi() -> None:
-    # DESIGN.md "What not to do": the core never imports Pulumi.
+    # DESIGN section 2: the core never imports Pulumi.
     code = "import sys, modelplane.cel; sys.exit('pulumi' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
