@@ -3,8 +3,9 @@
 Argument parsing and output only; every decision comes from `modelplane.api` and
 `modelplane.scheduling`, the same functions the Pulumi program calls, so what `plan` prints is what
 `pulumi preview` will do. Exit codes: 0 done (even when a deployment is short: that is reported),
-1 invalid input (manifests, state file), 2 usage errors. Heavy modules are imported per command so
-`modelplane --help` stays fast.
+1 invalid input (manifests, state file, an unwritable --out or --render), 2 usage errors, 3 a deployment
+left short under `plan --fail-on-short`. Heavy modules are imported per command so `modelplane --help`
+stays fast.
 """
 
 from __future__ import annotations
@@ -20,6 +21,12 @@ if TYPE_CHECKING:
     from modelplane.api import Manifests
     from modelplane.scheduling import Placement
 
+
+SHORT = 3
+"""`plan --fail-on-short`'s exit code when a deployment cannot be fully placed."""
+
+RENDER_RECORD = "_inventory/rendered-files.txt"
+"""Under `plan --render DIR`: the files the last render wrote, so the next removes the stale ones."""
 
 STRICT_HELP = "reject documents of other API groups (by default each is skipped with a warning)"
 
@@ -55,6 +62,8 @@ def _parser() -> argparse.ArgumentParser:
     plan.add_argument("--out", metavar="FILE", help="write the result to FILE instead of standard output")
     plan.add_argument("--render", metavar="DIR", help="also write every cluster's Kubernetes manifests under DIR")
     plan.add_argument("--strict", action="store_true", help=STRICT_HELP)
+    plan.add_argument("--fail-on-short", action="store_true", help=(
+        f"exit with code {SHORT} when a deployment cannot be fully placed (for CI that must block such a change)"))
     plan.set_defaults(command=_plan)
 
     explain = commands.add_parser("explain", help="say why a deployment is placed as it is")
@@ -69,7 +78,11 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _validate(args: argparse.Namespace) -> int:
+    from modelplane.compose import plan_warnings
+
     manifests = _load(args.paths, args.strict)
+    for warning in plan_warnings(manifests):
+        print(warning, file=sys.stderr)
     counts = manifests.counts()
     kinds = ", ".join(f"{n} {kind}" for kind, n in counts.items())
     print(f"ok: {sum(counts.values())} manifests ({kinds})")
@@ -78,28 +91,35 @@ def _validate(args: argparse.Namespace) -> int:
 
 def _plan(args: argparse.Namespace) -> int:
     from modelplane import report
+    from modelplane.compose import plan_warnings
     from modelplane.scheduling import place
 
     manifests = _load(args.paths, args.strict)
     placement = place(manifests.fleet, manifests.workloads, _state(args.state))
+    if args.render:
+        _render(manifests, placement, Path(args.render))
+    found = plan_warnings(manifests, placement)
+    for warning in found:
+        print(warning, file=sys.stderr)
     if args.format == "json":
         text = json.dumps(placement.to_json(), indent=2, sort_keys=True) + "\n"
     elif args.format == "markdown":
-        text = report.markdown(manifests.fleet, placement)
+        text = report.markdown(manifests.fleet, placement, (*manifests.warnings, *found))
     else:
         text = report.table(manifests.fleet, placement)
-    if args.render:
-        _render(manifests, placement, Path(args.render))
-    else:
-        from modelplane.compose import plan_warnings
+    _write(text, args.out)
+    short = any(status.short for status in placement.deployments.values())
+    return SHORT if args.fail_on_short and short else 0
 
-        for warning in plan_warnings(manifests):
-            print(warning, file=sys.stderr)
-    if args.out:
-        Path(args.out).write_text(text)
+
+def _write(text: str, out: str | None) -> None:
+    if out:
+        try:
+            Path(out).write_text(text)
+        except OSError as error:
+            raise InputError(f"--out {out}: cannot write the file: {error.strerror}") from None
     else:
         sys.stdout.write(text)
-    return 0
 
 
 def _explain(args: argparse.Namespace) -> int:
@@ -155,15 +175,37 @@ def _state(path: str | None) -> Placement | None:
 
 
 def _render(manifests: Manifests, placement: Placement, directory: Path) -> None:
+    """Write the rendered files and remove those an earlier render into `directory` wrote and this one
+    does not (only files listed in its record). The render's warnings are `plan_warnings`'."""
     from modelplane.compose import render
 
     rendered = render(manifests, placement)
-    for warning in rendered.warnings:
-        print(warning, file=sys.stderr)
-    for relative, text in rendered.files().items():
-        target = directory / relative
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text)
+    files = rendered.files()
+    record = directory / RENDER_RECORD
+    try:
+        earlier = record.read_text().splitlines() if record.is_file() else []
+        for relative, text in files.items():
+            target = directory / relative
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text)
+        for relative in sorted(set(earlier) - set(files)):
+            _remove_stale(directory, relative)
+        record.write_text("".join(f"{relative}\n" for relative in files))
+    except OSError as error:
+        raise InputError(f"--render {directory}: cannot write {error.filename or directory}: {error.strerror}") from None
+
+
+def _remove_stale(directory: Path, relative: str) -> None:
+    """Delete one file of an earlier render and the folders it leaves empty, never outside `directory`."""
+    root = directory.resolve()
+    target = (directory / relative).resolve()
+    if root not in target.parents:
+        return
+    target.unlink(missing_ok=True)
+    for folder in target.parents:
+        if folder == root or any(folder.iterdir()):
+            return
+        folder.rmdir()
 
 
 if __name__ == "__main__":

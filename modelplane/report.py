@@ -6,7 +6,10 @@ sum of the members' `nodes` there). The same placement always renders to the sam
 
 from __future__ import annotations
 
-from modelplane.api import Fleet
+from collections.abc import Sequence
+
+from modelplane.api import Fleet, Problem
+from modelplane.comment import GITHUB_COMMENT_LIMIT, Section, fit
 from modelplane.scheduling import Placement, Replica
 
 
@@ -39,23 +42,42 @@ def table(fleet: Fleet, placement: Placement) -> str:
     return f"{_columns(pools)}\n\n{_columns(deployments)}\n"
 
 
-def markdown(fleet: Fleet, placement: Placement) -> str:
+def markdown(fleet: Fleet, placement: Placement, warnings: Sequence[Problem] = (),
+             limit: int = GITHUB_COMMENT_LIMIT) -> str:
+    """The pull-request comment, at most `limit` characters: the summary, then the warnings, why each
+    short deployment is short, and the full placement and pools collapsed; each part cut, with a
+    note, when the ones before it leave too little room (`modelplane.comment`)."""
     short = [key for key, status in placement.deployments.items() if status.short]
     total = sum(s.desired for s in placement.deployments.values())
-    lines = ["### Modelplane placement", "",
-             f"{len(placement.replicas)}/{total} replicas scheduled across {len(fleet.clusters)} clusters"
-             + (f"; **{len(short)} deployment(s) short**" if short else "."), "",
-             "| Deployment | Replicas | Where |", "|---|---|---|"]
-    for key, status in placement.deployments.items():
-        placed = "<br>".join(f"`{where(r)}`" for r in placement.replicas_of(key)) or "-"
-        lines.append(f"| `{key}` | {status.scheduled}/{status.desired} | {placed} |")
-    lines += ["", "| Cluster | Pool | Class | Nodes used | Free |", "|---|---|---|---|---|"]
-    lines += [f"| {c} | {p} | {k} | {u}/{cap} | {cap - u} |" for c, p, k, u, cap in pool_usage(fleet, placement)]
-    for key in short:
-        lines += ["", f"<details><summary>Why <code>{key}</code> is short</summary>", ""]
-        lines += [f"- {reason}" for reason in placement.deployments[key].reasons]
-        lines += ["", "</details>"]
-    return "\n".join(lines) + "\n"
+    head = ["### Modelplane placement", "",
+            f"{len(placement.replicas)}/{total} replicas scheduled across {len(fleet.clusters)} clusters"
+            + (f"; **{len(short)} deployment(s) short**" if short else "")
+            + (f"; {len(warnings)} warning(s)" if warnings else "") + "."]
+    sections = []
+    if warnings:
+        sections.append(Section([f"- {_html(str(warning))}" for warning in warnings], "warnings",
+                                opening=["", "#### Warnings", ""]))
+    if short:
+        sections.append(Section([f"<details><summary>Why <code>{key}</code> is short</summary>\n\n"
+                                 + "\n".join(f"- {_html(reason)}" for reason in placement.deployments[key].reasons)
+                                 + "\n\n</details>" for key in short], "short deployments", opening=[""]))
+    rows = [f"| `{key}` | {status.scheduled}/{status.desired} | "
+            f"{'<br>'.join(f'`{where(r)}`' for r in placement.replicas_of(key)) or '-'} |"
+            for key, status in placement.deployments.items()]
+    sections.append(Section(rows, "deployments", opening=[
+        "", f"<details><summary>Placement: {len(rows)} deployment(s)</summary>", "",
+        "| Deployment | Replicas | Where |", "|---|---|---|"], closing=["", "</details>"]))
+    pools = pool_usage(fleet, placement)
+    sections.append(Section([f"| {c} | {p} | {k} | {u}/{cap} | {cap - u} |" for c, p, k, u, cap in pools], "pools",
+                            opening=["", f"<details><summary>Pools: {len(pools)}</summary>", "",
+                                     "| Cluster | Pool | Class | Nodes used | Free |", "|---|---|---|---|---|"],
+                            closing=["", "</details>"]))
+    return fit(head, sections, limit)
+
+
+def _html(text: str) -> str:
+    """Plain text safe inside markdown and HTML blocks (warnings quote manifests and CEL)."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def _columns(rows: list[tuple[str, ...]]) -> str:

@@ -1,13 +1,17 @@
 """Rendered manifests as YAML files for people to review (`modelplane plan --render DIR`).
 
-Layout, one object per file so a review diff names what changed:
+Layout, one object per file so a review diff names what changed, and every folder but
+`_inventory` holds only Kubernetes objects (`kubectl apply -R -f DIR/<cluster>` applies one
+cluster's workloads, `DIR/_gateway` the fleet gateway's objects on the InferenceGateway's cluster):
 
     <cluster>/<namespace>/<kind>-<name>.yaml     a namespaced object on a workload cluster
     <cluster>/_cluster/<kind>-<name>.yaml        a cluster-scoped object (Namespace, ...)
-    <cluster>/_stack.yaml                        the cluster's serving stack, in install order
     _gateway/...                                 the fleet gateway's objects, laid out the same way
-    _gateway/_endpoints.yaml                     the ModelEndpoint of every placed replica
+    _inventory/stacks/<cluster>.yaml             the cluster's serving stack (add-ons), in install order
+    _inventory/endpoints.yaml                    the ModelEndpoint of every placed replica
 
+A Secret whose value the Pulumi program fills in from stack config is written without that
+value (a placeholder would be applied as the token), under a comment naming the config key.
 Text is `yaml.safe_dump(..., sort_keys=True)`, so the same objects always give the same bytes.
 """
 
@@ -18,7 +22,10 @@ from typing import Any
 
 import yaml
 
+from modelplane.compose.cache import secret_placeholder
+
 GATEWAY_DIR = "_gateway"
+INVENTORY_DIR = "_inventory"
 
 
 class _Dumper(yaml.SafeDumper):
@@ -57,5 +64,21 @@ def object_files(directory: str, manifests: Iterable[dict]) -> dict[str, str]:
     for manifest in manifests:
         path = object_path(directory, manifest)
         assert path not in files, f"two manifests render to {path}"
-        files[path] = dump(manifest)
+        files[path] = _secret_file(manifest) if manifest["kind"] == "Secret" else dump(manifest)
     return files
+
+
+def _secret_file(secret: dict) -> str:
+    """The Secret without the values Pulumi fills in, and a comment per value saying where it comes from."""
+    metadata, values = secret["metadata"], secret.get("stringData", {})
+    configured = sorted(key for key, value in values.items()
+                        if value == secret_placeholder(metadata["namespace"], metadata["name"], key))
+    if not configured:
+        return dump(secret)
+    kept = {key: value for key, value in values.items() if key not in configured}
+    notes = [f"# {key}: filled in by `pulumi up` from stack config modelplane:secrets.{metadata['namespace']}."
+             f"{metadata['name']}.{key}; applying this file by hand, create it first: kubectl -n "
+             f"{metadata['namespace']} create secret generic {metadata['name']} --from-literal={key}=..."
+             for key in configured]
+    body = {k: v for k, v in secret.items() if k != "stringData"} | ({"stringData": kept} if kept else {})
+    return "\n".join(notes) + "\n" + dump(body)

@@ -20,7 +20,7 @@ from typing import Any
 
 from modelplane.api import Manifests, Problem, ServingMode
 from modelplane.collector import collector_paused
-from modelplane.compose import cache, files, gateways, prefill_decode, routing, serving, stack
+from modelplane.compose import cache, files, gateways, prefill_decode, routing, selectors, serving, stack
 from modelplane.compose.findings import Finding, problem
 from modelplane.compose.replica import ReplicaContext
 from modelplane.compose.settings import Settings
@@ -50,11 +50,12 @@ class Rendered:
         out: dict[str, str] = {}
         for cluster, manifests in self.clusters.items():
             out.update(files.object_files(cluster, manifests))
-            out[f"{cluster}/_stack.yaml"] = files.dump_all(addon.to_dict() for addon in self.addons[cluster])
+            out[f"{files.INVENTORY_DIR}/stacks/{cluster}.yaml"] = files.dump_all(
+                addon.to_dict() for addon in self.addons[cluster])
         if self.gateway:
             out.update(files.object_files(files.GATEWAY_DIR, self.gateway))
         if self.endpoints:
-            out[f"{files.GATEWAY_DIR}/_endpoints.yaml"] = files.dump_all(self.endpoints)
+            out[f"{files.INVENTORY_DIR}/endpoints.yaml"] = files.dump_all(self.endpoints)
         return dict(sorted(out.items()))
 
 
@@ -68,7 +69,8 @@ def _render(manifests: Manifests, placement: Placement, settings: Settings, give
     fleet = manifests.fleet
     contexts = replica_contexts(manifests, placement, settings)
     objects: dict[str, list[dict]] = {cluster.name: [] for cluster in fleet.clusters}
-    findings = [*replica_objects(contexts, objects), *cache_objects(manifests, settings, objects)]
+    replica_objects(contexts, objects)
+    cache_objects(manifests, settings, objects)
     addresses = {cluster.name: given.get(cluster.name) or routing.address_placeholder(cluster.name)
                  for cluster in fleet.clusters}
     endpoints = [routing.endpoint_view(ctx, addresses[ctx.cluster]) for ctx in contexts]
@@ -78,10 +80,11 @@ def _render(manifests: Manifests, placement: Placement, settings: Settings, give
         gateway=unique_sorted(gateway),
         addons={cluster.name: gateways.cluster_stack(cluster, settings, fleet.gateway) for cluster in fleet.clusters},
         endpoints=tuple(endpoints),
-        warnings=tuple(sorted(problem(manifests, finding) for finding in (*findings, *found))))
+        warnings=tuple(sorted(problem(manifests, finding) for finding in (*manifest_findings(manifests, settings),
+                                                                          *found))))
 
 
-def replica_objects(contexts: list[ReplicaContext], objects: dict[str, list[dict]]) -> list[Finding]:
+def replica_objects(contexts: list[ReplicaContext], objects: dict[str, list[dict]]) -> None:
     """Add each replica's namespace, workloads and serving objects to its cluster's list."""
     for ctx in contexts:
         objects[ctx.cluster] += [stack.namespace(ctx.namespace)]
@@ -89,13 +92,18 @@ def replica_objects(contexts: list[ReplicaContext], objects: dict[str, list[dict
             objects[ctx.cluster] += engine_objects(ctx, engine)
         objects[ctx.cluster] += (prefill_decode.routing_objects(ctx) if ctx.prefill_decode
                                  else serving.unified_objects(ctx))
-    deployments = {ctx.deployment.key: ctx.deployment for ctx in contexts}
-    return [Finding(deployment, loc, message, code) for _, deployment in sorted(deployments.items())
-            if deployment.spec.serving.mode is ServingMode.PREFILL_DECODE
-            for loc, message, code in prefill_decode.warnings(deployment)]
 
 
-def cache_objects(manifests: Manifests, settings: Settings, objects: dict[str, list[dict]]) -> list[Finding]:
+def manifest_findings(manifests: Manifests, settings: Settings) -> list[Finding]:
+    """The warnings that do not depend on the placement: every prefill/decode deployment's (placed or
+    not), where ModelCache volumes have no ReadWriteMany class, selectors no published device satisfies."""
+    pairs = [d for d in manifests.workloads.deployments if d.spec.serving.mode is ServingMode.PREFILL_DECODE]
+    return [*(Finding(deployment, loc, message, code) for deployment in pairs
+              for loc, message, code in prefill_decode.warnings(deployment)),
+            *cache.storage_findings(manifests, settings), *selectors.unsatisfiable(manifests)]
+
+
+def cache_objects(manifests: Manifests, settings: Settings, objects: dict[str, list[dict]]) -> None:
     """Add each ModelCache's staging objects to the clusters it is staged on."""
     fleet, work = manifests.fleet, manifests.workloads
     for model_cache in work.caches:
@@ -103,13 +111,20 @@ def cache_objects(manifests: Manifests, settings: Settings, objects: dict[str, l
             cluster = fleet.cluster(name)
             assert cluster is not None, "staged_clusters only names fleet clusters"
             objects[name] += [stack.namespace(model_cache.namespace), *cache.cache_objects(model_cache, cluster, settings)]
-    return cache.storage_findings(manifests, settings)
 
 
-def plan_warnings(manifests: Manifests, settings: Settings = Settings()) -> tuple[Problem, ...]:
-    """The warnings of `render` that do not depend on the placement (where ModelCache volumes have no
-    ReadWriteMany class), for `modelplane plan` without rendering."""
-    return tuple(sorted(problem(manifests, finding) for finding in cache.storage_findings(manifests, settings)))
+def plan_warnings(manifests: Manifests, placement: Placement | None = None,
+                  settings: Settings = Settings()) -> tuple[Problem, ...]:
+    """The warnings `render` gives, without rendering the workloads: with a placement, exactly
+    `render(...).warnings` (`modelplane plan` prints the same whether or not it renders); without one
+    (`modelplane validate`), only those that do not depend on it."""
+    with collector_paused():
+        findings = manifest_findings(manifests, settings)
+        if placement is not None:
+            contexts = replica_contexts(manifests, placement, settings)
+            addresses = {c.name: routing.address_placeholder(c.name) for c in manifests.fleet.clusters}
+            findings += fleet_gateway(manifests, contexts, addresses, {c.name: [] for c in manifests.fleet.clusters})[1]
+        return tuple(sorted(problem(manifests, finding) for finding in findings))
 
 
 def fleet_gateway(manifests: Manifests, contexts: list[ReplicaContext], addresses: Mapping[str, str],

@@ -132,9 +132,9 @@ def test_files_lay_out_one_object_per_file_plus_stack_and_endpoints() -> None:
     files = rendered_example("qwen-demo").files()
     assert "starter/ml-team/deployment-qwen-demo-starter-0-qwen.yaml" in files
     assert "starter/_cluster/namespace-ml-team.yaml" in files
-    assert "starter/_stack.yaml" in files
+    assert "_inventory/stacks/starter.yaml" in files
     assert "_gateway/ml-team/httproute-qwen.yaml" in files
-    assert "_gateway/_endpoints.yaml" in files
+    assert "_inventory/endpoints.yaml" in files
     assert list(files) == sorted(files)
     deployment = yaml.safe_load(files["starter/ml-team/deployment-qwen-demo-starter-0-qwen.yaml"])
     assert deployment["kind"] == "Deployment"
@@ -162,5 +162,21 @@ def test_each_file_reads_back_as_exactly_the_rendered_manifest() -> None:
         for manifest in manifests:
             path = f"{cluster}/{manifest['metadata'].get('namespace', '_cluster')}/{manifest['kind'].lower()}-" \
                    f"{manifest['metadata']['name']}.yaml"
-            assert yaml.safe_load(files[path]) == manifest
-    assert list(yaml.safe_load_all(files["_gateway/_endpoints.yaml"])) == list(rendered.endpoints)
+            if manifest["kind"] != "Secret":
+                assert yaml.safe_load(files[path]) == manifest
+    assert list(yaml.safe_load_all(files["_inventory/endpoints.yaml"])) == list(rendered.endpoints)
+
+
+def test_every_file_outside_the_inventory_is_one_applyable_kubernetes_object() -> None:
+    files = rendered_example("multi-cloud").files()
+    objects = {path: list(yaml.safe_load_all(text)) for path, text in files.items() if not path.startswith("_inventory/")}
+    assert {path: [set(obj) >= {"apiVersion", "kind", "metadata"} for obj in docs]
+            for path, docs in objects.items()} == {path: [True] for path in objects}
+
+
+def test_a_secret_pulumi_fills_in_is_written_without_its_placeholder_and_names_its_config_key() -> None:
+    text = rendered_example("multi-cloud").files()["onprem-us-east/ml-team/secret-hf-token.yaml"]
+    assert "modelplane-secret:" not in text
+    assert text.startswith("# HF_TOKEN: filled in by `pulumi up` from stack config "
+                           "modelplane:secrets.ml-team.hf-token.HF_TOKEN;")
+    assert "stringData" not in yaml.safe_load(text)

@@ -1,0 +1,93 @@
+"""Selectors that no device of any published InferenceClass can ever satisfy, as warnings.
+
+`unsatisfiable(manifests) -> list[Finding]`: for every device selector of every ModelDeployment, when
+no device of any InferenceClass of the manifests matches it on its own, one warning at the
+selector's field that says the likely cause: an attribute or capacity name no device publishes (with
+the closest published name: `architecure` -> `architecture`), a `quantity("...")` argument that is
+not a Kubernetes quantity (`"40GB"`), or else the reason the selector fails on the closest device
+(a comparison no published value passes). Without any InferenceClass (a manifest set of workloads
+only) there is nothing to compare against and nothing is reported.
+
+Pure: the same CEL evaluator the scheduler uses (`modelplane.cel`), no I/O. It only warns: a
+selector that matches some device may still leave a deployment short (capacity, labels, taints),
+which `plan` and `explain` report.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterator
+
+from modelplane.api import Manifests, ModelDeployment
+from modelplane.cel import Device, Evaluation, SelectorEvaluator
+from modelplane.cel.quantity import QuantityError, parse_quantity
+from modelplane.compose.findings import Finding
+
+CODE = "selector-matches-no-device"
+_READ = re.compile(r'device\.(attributes|capacity)\["([^"]+)"\]\.([A-Za-z_][A-Za-z0-9_]*)')
+_QUANTITY = re.compile(r'quantity\("([^"]*)"\)')
+
+
+def unsatisfiable(manifests: Manifests) -> list[Finding]:
+    devices = [(c.name, d.name, Device.from_class_device(d.model_dump(by_alias=True, exclude_none=True)))
+               for c in manifests.fleet.classes for d in c.spec.devices]
+    if not devices:
+        return []
+    evaluator = SelectorEvaluator()
+    findings = []
+    for deployment in manifests.workloads.deployments:
+        for loc, expression in _selectors(deployment):
+            results = [(cls, name, evaluator.evaluate(expression, device)) for cls, name, device in devices]
+            if not any(result.matched for _, _, result in results):
+                findings.append(Finding(deployment, loc, _cause(expression, devices, results), CODE))
+    return findings
+
+
+def _selectors(deployment: ModelDeployment) -> Iterator[tuple[tuple[str | int, ...], str]]:
+    for e, engine in enumerate(deployment.spec.engines):
+        for m, member in enumerate(engine.members):
+            if member.node_selector is None:
+                continue
+            for d, request in enumerate(member.node_selector.devices):
+                for s, selector in enumerate(request.selectors):
+                    yield ("spec", "engines", e, "members", m, "nodeSelector", "devices", d, "selectors", s,
+                           "cel"), selector.cel
+
+
+def _cause(expression: str, devices: list[tuple[str, str, Device]],
+           results: list[tuple[str, str, Evaluation]]) -> str:
+    lead = "no device of any InferenceClass satisfies this selector, so no pool can ever run this member"
+    published = {(section, domain): names for section, domain, names in _published(devices)}
+    for section, domain, name in _READ.findall(expression):
+        names = published.get((section, domain))
+        if names is None:
+            domains = sorted({d for s, d in published if s == section})
+            return f"{lead}: no device publishes {section} in domain {domain!r}{_closest(domain, domains)}"
+        if name not in names:
+            return f"{lead}: no device publishes the {section[:-1] if section == 'capacity' else 'attribute'} " \
+                   f"{domain}/{name}{_closest(name, sorted(names))}"
+    for text in _QUANTITY.findall(expression):
+        try:
+            parse_quantity(text)
+        except QuantityError:
+            return f"{lead}: {text!r} is not a Kubernetes quantity (binary suffixes Ki Mi Gi Ti, decimal k M G T: " \
+                   "'40Gi' or '40G')"
+    cls, name, result = results[0]
+    return f"{lead}: on InferenceClass {cls}, device {name}: {result.reason}"
+
+
+def _published(devices: list[tuple[str, str, Device]]) -> Iterator[tuple[str, str, set[str]]]:
+    names: dict[tuple[str, str], set[str]] = {}
+    for _, _, device in devices:
+        for domain, name, _, _ in device.attributes:
+            names.setdefault(("attributes", domain), set()).add(name)
+        for domain, name, _ in device.capacity:
+            names.setdefault(("capacity", domain), set()).add(name)
+    for (section, domain), found in sorted(names.items()):
+        yield section, domain, found
+
+
+def _closest(word: str, candidates: list[str]) -> str:
+    close = difflib.get_close_matches(word, candidates, n=1, cutoff=0.6)
+    return f" (closest: {close[0]!r})" if close else f" (published: {', '.join(candidates) or 'none'})"

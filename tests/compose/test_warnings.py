@@ -1,0 +1,63 @@
+"""Compose's warnings: `plan_warnings` with a placement is exactly `render(...).warnings`, and without
+one (`validate`) it keeps those that do not depend on the placement, selectors no device satisfies
+among them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from modelplane.api import load_sources
+from modelplane.compose import plan_warnings, render
+from modelplane.scheduling import place
+
+EXAMPLES = Path(__file__).parent.parent.parent / "examples"
+L4_SELECTOR = 'device.capacity["gpu.nvidia.com"].memory.compareTo(quantity("20Gi")) >= 0'
+
+
+def sources(example: str, old: str = "", new: str = "") -> list[tuple[str, str]]:
+    return [(str(path), path.read_text().replace(old, new) if old else path.read_text())
+            for path in sorted((EXAMPLES / example).glob("*.yaml"))]
+
+
+CASES = [
+    ("a NIXL-less image in each engine of a prefill/decode pair",
+     sources("prefill-decode", "vllm/vllm-openai:v0.23.0", "vllm/vllm-openai:v0.10.0"), ["pd-no-nixl"] * 2),
+    ("the decode engine on the routing sidecar's port",
+     sources("prefill-decode", "--port=8200", "--port=8000"), ["pd-port-conflict"]),
+    ("an attribute name with a typo", sources("qwen3-8b", L4_SELECTOR, 'device.attributes["gpu.nvidia.com"].archtecture '
+                                              '== "Ada Lovelace"'), ["selector-matches-no-device"]),
+    ("a quantity written as 40GB",
+     sources("qwen3-8b", "20Gi", "40GB"), ["selector-matches-no-device"]),
+    ("a comparison no published device passes",
+     sources("qwen3-8b", "20Gi", "24Gi"), ["selector-matches-no-device"]),
+    ("another driver's domain", sources("qwen3-8b", "gpu.nvidia.com\"].memory", "gpu.amd.com\"].memory"),
+     ["selector-matches-no-device"]),
+    ("a selector some device satisfies", sources("qwen3-8b"), []),
+]
+
+
+@pytest.mark.parametrize(("name", "docs", "codes"), CASES, ids=[c[0] for c in CASES])
+def test_validate_and_plan_warn_as_render_does(name: str, docs: list[tuple[str, str]], codes: list[str]) -> None:
+    manifests = load_sources(docs)
+    placement = place(manifests.fleet, manifests.workloads)
+    assert [w.code for w in plan_warnings(manifests)] == codes
+    assert plan_warnings(manifests, placement) == render(manifests, placement).warnings
+    assert [w.code for w in render(manifests, placement).warnings] == codes
+
+
+def test_a_typo_names_the_closest_published_attribute() -> None:
+    manifests = load_sources(sources("qwen3-8b", L4_SELECTOR, 'device.attributes["gpu.nvidia.com"].architecure == "x"'))
+    (warning,) = plan_warnings(manifests)
+    assert (warning.file.endswith("model.yaml"), warning.line) == (True, 20)
+    assert warning.message.endswith("no device publishes the attribute gpu.nvidia.com/architecure "
+                                    "(closest: 'architecture')")
+
+
+def test_a_service_that_selects_no_replica_warns_only_with_a_placement() -> None:
+    manifests = load_sources(sources("qwen-demo", "modelplane.ai/deployment: qwen-demo", "modelplane.ai/deployment: nope"))
+    placement = place(manifests.fleet, manifests.workloads)
+    assert [w.code for w in plan_warnings(manifests)] == []
+    assert [w.code for w in plan_warnings(manifests, placement)] == ["service-empty", "service-selects-nothing"]
+    assert plan_warnings(manifests, placement) == render(manifests, placement).warnings
