@@ -1,11 +1,12 @@
-"""`modelplane`: validate manifests, plan the fleet offline, explain a placement.
+"""`modelplane`: validate manifests, plan the fleet offline, explain a placement; run it always-on.
 
 Argument parsing and output only; every decision comes from `modelplane.api` and
 `modelplane.scheduling`, the same functions the Pulumi program calls, so what `plan` prints is what
-`pulumi preview` will do. Exit codes: 0 done (even when a deployment is short: that is reported),
-1 invalid input (manifests, state file, an unwritable --out or --render), 2 usage errors, 3 a deployment
-left short under `plan --fail-on-short`. Heavy modules are imported per command so `modelplane --help`
-stays fast.
+`pulumi preview` will do. `crds` and `control-plane --render` print what the control cluster runs
+(`modelplane.api.crds`, `compose.control_plane`); `reconcile` is the one command that talks to a
+cluster: it asks the Pulumi Kubernetes Operator to run the stack now. Exit codes: 0 done (even when
+a deployment is short: that is reported), 1 invalid input (manifests, state file, an unreachable
+cluster), 2 usage errors. Heavy modules are imported per command so `modelplane --help` stays fast.
 """
 
 from __future__ import annotations
@@ -74,6 +75,28 @@ def _parser() -> argparse.ArgumentParser:
 
     crds = commands.add_parser("crds", help="print the CustomResourceDefinitions of every modelplane.ai kind")
     crds.set_defaults(command=_crds)
+
+    control = commands.add_parser("control-plane", help="write the control cluster's manifests (CRDs, access, the "
+                                                        "operator's Stack, an example KEDA ScaledObject)")
+    control.add_argument("--render", metavar="DIR", required=True, help="the directory to write them to")
+    control.add_argument("--stack", default="fleet", help="the Pulumi stack the operator runs (default: fleet)")
+    control.add_argument("--image", default="modelplane-workspace:0.1.0",
+                         help="the workspace image built from the Dockerfile (default: modelplane-workspace:0.1.0)")
+    control.add_argument("--backend", help="the Pulumi backend URL (s3://..., gs://...; default: Pulumi Cloud)")
+    control.add_argument("--env", action="append", metavar="KEY", help="a key of the Secret modelplane-pulumi "
+                         "the workspace gets as environment (repeat; default: PULUMI_ACCESS_TOKEN)")
+    control.add_argument("--namespace", default="modelplane-system", help="the Stack's namespace")
+    control.add_argument("--resync", type=int, default=60, metavar="SECONDS",
+                         help="how often the operator re-runs the stack (at least 60, the default)")
+    control.set_defaults(command=_control_plane)
+
+    reconcile = commands.add_parser("reconcile", help="ask the Pulumi Kubernetes Operator to run the stack now")
+    reconcile.add_argument("--stack", default="fleet", help="the Pulumi stack (default: fleet)")
+    reconcile.add_argument("--namespace", default="modelplane-system", help="the Stack's namespace")
+    reconcile.add_argument("--kubeconfig", help="the control cluster's kubeconfig (default: $KUBECONFIG or "
+                                                "~/.kube/config)")
+    reconcile.add_argument("--context", help="the kubeconfig context (default: the current one)")
+    reconcile.set_defaults(command=_reconcile)
     return parser
 
 
@@ -140,6 +163,56 @@ def _crds(_args: argparse.Namespace) -> int:
     from modelplane.compose.files import dump_all
 
     sys.stdout.write(dump_all(custom_resource_definitions()))
+    return 0
+
+
+def _control_plane(args: argparse.Namespace) -> int:
+    from modelplane.compose.control_plane import ControlPlaneSettings, control_plane_files
+
+    try:
+        settings = ControlPlaneSettings(stack=args.stack, image=args.image, backend=args.backend,
+                                        env_keys=tuple(args.env or ("PULUMI_ACCESS_TOKEN",)),
+                                        namespace=args.namespace, resync_seconds=args.resync)
+    except ValueError as error:
+        raise InputError(str(error)) from None
+    directory = Path(args.render)
+    files = control_plane_files(settings)
+    for name, text in files.items():
+        (directory / name).parent.mkdir(parents=True, exist_ok=True)
+        (directory / name).write_text(text)
+    print(f"wrote {', '.join(files)} to {directory}; once the Pulumi Kubernetes Operator runs, apply the numbered "
+          f"files in order (docs/always-on.md)")
+    return 0
+
+
+def _reconcile(args: argparse.Namespace) -> int:
+    from datetime import UTC, datetime
+
+    from kubernetes import client, config
+    from kubernetes.client.exceptions import ApiException
+    from urllib3.exceptions import HTTPError
+
+    from modelplane.compose.control_plane import RECONCILE_REQUEST, STACK_API, ControlPlaneSettings
+
+    name, namespace = ControlPlaneSettings(stack=args.stack).stack_resource, args.namespace
+    try:
+        api = config.new_client_from_config(config_file=args.kubeconfig, context=args.context)
+    except (config.ConfigException, OSError) as error:
+        raise InputError(f"cannot load a kubeconfig: {error}") from None
+    requested = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    group, version = STACK_API.split("/")
+    try:
+        client.CustomObjectsApi(api).patch_namespaced_custom_object(
+            group, version, namespace, "stacks", name, {"metadata": {"annotations": {RECONCILE_REQUEST: requested}}})
+    except ApiException as error:
+        if error.status == 404:
+            raise InputError(f"no Stack {namespace}/{name} on {api.configuration.host} (the Stack of Pulumi stack "
+                             f"{args.stack!r}; `modelplane control-plane --render` writes it)") from None
+        raise InputError(f"{api.configuration.host} refused the request ({error.status} {error.reason})") from None
+    except HTTPError as error:
+        raise InputError(f"cannot reach {api.configuration.host}: {error}") from None
+    print(f"requested a run of Stack {namespace}/{name} ({RECONCILE_REQUEST}={requested}); follow it with: "
+          f"kubectl -n {namespace} get stack {name} -w")
     return 0
 
 

@@ -34,7 +34,8 @@ def test_every_staged_example_has_its_own_stage_by_stage_test() -> None:
 
 
 def test_every_set_is_covered() -> None:
-    assert SETS == ["kimi-k2", "more-clouds", "multi-cloud", "prefill-decode", "qwen-demo", "qwen3-8b", "qwen3-coder"]
+    assert SETS == ["always-on", "kimi-k2", "more-clouds", "multi-cloud", "prefill-decode", "qwen-demo", "qwen3-8b",
+                    "qwen3-coder"]
 
 
 @pytest.mark.parametrize("example", SETS)
@@ -42,6 +43,11 @@ def test_example_loads_without_problems(example: str) -> None:
     manifests = load([EXAMPLES / example])
     assert manifests.warnings == ()
     assert (EXAMPLES / example / "README.md").is_file()
+
+
+def test_always_on_spreads_qwen3_8b_across_its_two_clusters_once_scaled() -> None:
+    """docs/always-on.md: one replica on the GKE L4 pool; `kubectl scale --replicas 2` adds the on-prem one."""
+    assert where("always-on") == {"ml-team/qwen3-8b": [("gke-us-central", {"qwen3-8b": "l4"})]}
 
 
 def test_qwen3_8b_lands_on_the_l4_pool() -> None:

@@ -17,6 +17,10 @@ Components (typed Args, documented outputs, children parented to the component):
 - `InferenceGateway`: the fleet gateway and each ModelService's URL.
 - `FleetPlacement`: the dynamic resource whose check() runs the scheduler with the previous
   placement from state (`PlacementProvider`).
+- `ControlPlane`: the control cluster of an always-on fleet (the modelplane CRDs, the Pulumi
+  Kubernetes Operator and the Stack it runs this program with). In control-cluster mode
+  (`modelplane:source: cluster`) the program reads the objects there (`control_cluster`) and writes
+  their status back on `up` (`status.FleetStatus`).
 Each cloud's component lives in its own module of `modelplane.pulumi.clusters`, so a cloud's SDK is
 imported only by programs that build such a cluster; `read_stack_config` maps stack config to
 `ModelplaneArgs`. Nothing here decides placement or parses YAML: that is `modelplane.scheduling`
@@ -32,13 +36,15 @@ from modelplane.pulumi.clusters import (
     InferenceClusterArgs,
 )
 from modelplane.pulumi.config import read_stack_config
+from modelplane.pulumi.control_plane import ControlPlane, ControlPlaneArgs
 from modelplane.pulumi.fleet import Modelplane, ModelplaneArgs
 from modelplane.pulumi.gateway import InferenceGateway, InferenceGatewayArgs
 from modelplane.pulumi.placement import FleetPlacement, FleetPlacementArgs, PlacementProvider, PlacementUnknownError
 from modelplane.pulumi.serving import ServingStack, ServingStackArgs
 
 __all__ = [
-    "ClusterComponent", "ExistingCluster", "ExistingClusterArgs", "FleetPlacement", "FleetPlacementArgs",
+    "ClusterComponent", "ControlPlane", "ControlPlaneArgs", "ExistingCluster", "ExistingClusterArgs",
+    "FleetPlacement", "FleetPlacementArgs",
     "GpuPoolArgs", "InferenceCluster", "InferenceClusterArgs", "InferenceGateway", "InferenceGatewayArgs",
     "Modelplane", "ModelplaneArgs", "PlacementProvider", "PlacementUnknownError", "ServingStack",
     "ServingStackArgs", "read_stack_config",

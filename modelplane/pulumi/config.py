@@ -1,8 +1,14 @@
 """Stack config -> `ModelplaneArgs`: the only place the program reads configuration.
 
 Keys (namespace `modelplane` unless noted):
-- `manifests` (required): list of manifest files/directories, relative to the project directory.
-- `strict`: true makes an unschedulable deployment an error. Default false.
+- `source`: where the manifests come from. `files` (default): the files and directories `manifests`
+  lists. `cluster`: the modelplane.ai objects on the control cluster (`control_cluster`), reached with
+  the secret key `controlKubeconfig`, or in-cluster without it (the Pulumi Kubernetes Operator's
+  workspace); their status is written back on `up`.
+- `manifests` (required with `source: files`): list of manifest files/directories, relative to the
+  project directory.
+- `strict`: true makes an unschedulable deployment an error, and with `source: cluster` an invalid
+  object too (by default it is skipped with a warning). Default false.
 - one key per `compose.Settings` field, camelCase (`envoyGatewayVersion`, `lwsVersion`,
   `endpointPickerImage`, `gkeRwxStorageClass`, ...): overrides that pin. Unset keys keep
   `compose.Settings()`.
@@ -13,7 +19,8 @@ Keys (namespace `modelplane` unless noted):
   (`spec.cluster.existing.kubeconfig`; `onpremKubeconfig` means `modelplane:onpremKubeconfig`), or,
   for a manifest that names a Secret (`existing.secretRef: {name, key}`, the Crossplane-era form),
   from `secrets.modelplane-system.<name>.<key>`: the Secret's namespace on the control cluster,
-  its name and key. A missing one is an error that names the key to set.
+  its name and key; with `source: cluster`, from that Secret itself when config does not hold it.
+  A missing one is an error that names the key to set.
 - `credentials` (secret, set with `--path`): `credentials.<name>.<setting>` is one setting of the
   credentials set `<name>` that a cluster's `credentials.name` picks: the cloud provider's own
   configuration keys (`subscriptionId`, `clientSecret`, `apiKey`, `parentId`, `profile`, ...), given
@@ -39,7 +46,7 @@ import json
 from collections.abc import Mapping
 from dataclasses import fields, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pulumi
 from pydantic.alias_generators import to_camel, to_snake
@@ -50,7 +57,11 @@ from modelplane.pulumi.clusters import ProviderSettings, provider_settings
 from modelplane.pulumi.fleet import ModelplaneArgs, SecretKey
 from modelplane.pulumi.names import config_path
 
+if TYPE_CHECKING:
+    from modelplane.pulumi.control_cluster import ControlCluster
+
 NAMESPACE = "modelplane"
+SOURCES = ("files", "cluster")
 SECRET_NAMESPACE = "modelplane-system"
 """The namespace of the kubeconfig Secrets Existing clusters name (on the control cluster)."""
 
@@ -58,15 +69,29 @@ SECRET_NAMESPACE = "modelplane-system"
 def read_stack_config(project_dir: Path) -> ModelplaneArgs:
     """Everything `Modelplane` needs, from the stack's config; manifest errors end the run cleanly."""
     config = pulumi.Config(NAMESPACE)
-    manifests = load_manifests(project_dir, config.require_object("manifests"))
+    strict = config.get_bool("strict") or False
+    control = control_cluster(config, strict)
+    manifests = control.manifests if control else load_manifests(project_dir, config.require_object("manifests"))
     secret_tree = config.get_object("secrets") or {}
-    return {"manifests": manifests, "strict": config.get_bool("strict") or False,
-            "settings": settings(config), "kubeconfigs": kubeconfigs(manifests, secret_tree),
+    return {"manifests": manifests, "strict": strict, "control_cluster": control,
+            "settings": settings(config), "kubeconfigs": kubeconfigs(manifests, secret_tree, control),
             "credentials": credentials(manifests, config.get_object("credentials") or {}),
             "prerequisites_installed_on": prerequisites_installed_on(manifests, config.get("servingStack")),
             "skip_await": config.get_bool("skipAwait") or False,
             "secrets": secrets(secret_tree),
             "gcp_project": pulumi.Config("gcp").get("project")}
+
+
+def control_cluster(config: pulumi.Config, strict: bool) -> ControlCluster | None:
+    """The control cluster the manifests are read from (`source: cluster`); None for `source: files`."""
+    source = config.get("source") or SOURCES[0]
+    if source not in SOURCES:
+        raise pulumi.RunError(f"modelplane:source is {source!r}; use {' or '.join(SOURCES)} (the default: files)")
+    if source == "files":
+        return None
+    from modelplane.pulumi.control_cluster import read_control_cluster  # the kubernetes client, only when used
+
+    return read_control_cluster(config, strict)
 
 
 def load_manifests(project_dir: Path, paths: Any) -> Manifests:
@@ -116,9 +141,10 @@ def prerequisites_installed_on(manifests: Manifests, text: str | None) -> frozen
     return frozenset(name for name in clusters if value.get(name, True))
 
 
-def kubeconfigs(manifests: Manifests, secret_tree: Any) -> dict[str, pulumi.Output[str]]:
+def kubeconfigs(manifests: Manifests, secret_tree: Any, control: ControlCluster | None = None
+                ) -> dict[str, pulumi.Output[str]]:
     """Existing cluster -> its kubeconfig: from the secret config key its manifest names, or from
-    `modelplane:secrets` for the Secret it names (see the module docstring)."""
+    `modelplane:secrets` (else the control cluster) for the Secret it names (see the module docstring)."""
     found: dict[str, pulumi.Output[str]] = {}
     for cluster in manifests.fleet.clusters:
         existing = cluster.spec.cluster.existing
@@ -127,7 +153,9 @@ def kubeconfigs(manifests: Manifests, secret_tree: Any) -> dict[str, pulumi.Outp
         if existing.identity_secret_ref is not None:
             pulumi.log.warn(f"InferenceCluster {cluster.name}: spec.cluster.existing.identitySecretRef is read only "
                             "with the control cluster; from files, the kubeconfig's credential plugin runs with the "
-                            "credentials of the machine running Pulumi")
+                            "credentials of the machine running Pulumi" if control is None else
+                            f"InferenceCluster {cluster.name}: spec.cluster.existing.identitySecretRef is not read yet: "
+                            "the kubeconfig's credential plugin runs with the credentials of the operator's workspace")
         if existing.secret_ref is None:
             assert existing.kubeconfig is not None, "validated: an existing block names a key or a Secret"
             namespace, _, key = existing.kubeconfig.rpartition(":")
@@ -135,11 +163,16 @@ def kubeconfigs(manifests: Manifests, secret_tree: Any) -> dict[str, pulumi.Outp
             continue
         ref = existing.secret_ref
         value = _lookup(secret_tree, SECRET_NAMESPACE, ref.name, ref.key)
+        if not isinstance(value, str) and control is not None:
+            value = control.secret_value(SECRET_NAMESPACE, ref.name, ref.key)
         if not isinstance(value, str):
+            where = "is not in stack config" if control is None else "is neither on the control cluster nor in stack config"
             raise pulumi.RunError(
-                f"InferenceCluster {cluster.name}: its kubeconfig Secret {ref.name!r} (key {ref.key!r}) is not in "
-                f"stack config; set it with: pulumi config set --secret --path "
-                f"'{config_path(NAMESPACE, 'secrets', SECRET_NAMESPACE, ref.name, ref.key)}' < kubeconfig")
+                f"InferenceCluster {cluster.name}: its kubeconfig Secret {ref.name!r} (key {ref.key!r}) {where}; "
+                f"set it with: pulumi config set --secret --path "
+                f"'{config_path(NAMESPACE, 'secrets', SECRET_NAMESPACE, ref.name, ref.key)}' < kubeconfig"
+                + (f" or: kubectl create secret generic {ref.name} -n {SECRET_NAMESPACE} "
+                   f"--from-file={ref.key}=kubeconfig" if control is not None else ""))
         found[cluster.name] = pulumi.Output.secret(value)
     return found
 

@@ -9,7 +9,8 @@ Order of work (DESIGN section 2, one direction):
 4. the `FleetPlacement` dynamic resource: check() places every replica, sticky across runs;
 5. from the known placement (fails loudly when unknown): compose renders, and
    `workloads.register_placed` registers every workload and fleet route; unschedulable deployments
-   and compose's findings are `pulumi.log.warn`ings.
+   and compose's findings are `pulumi.log.warn`ings;
+6. in control-cluster mode, after those, `status.FleetStatus`: `pulumi up` writes back each object's status.
 Stack outputs come from the attributes: `placement_summary` (where each replica runs),
 `service_urls`, `gateway_address` (the fleet gateway's), `gateway_addresses` (each cluster's
 inference Gateway).
@@ -18,7 +19,7 @@ inference Gateway).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, NotRequired, TypedDict
+from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
 
 import pulumi
 from pulumi import ResourceOptions
@@ -34,6 +35,9 @@ from modelplane.pulumi.serving import ServingStack
 from modelplane.pulumi.workloads import Target, register_placed
 from modelplane.report import where
 from modelplane.scheduling import Placement
+
+if TYPE_CHECKING:
+    from modelplane.pulumi.control_cluster import ControlCluster
 
 SecretKey = tuple[str, str, str]
 """(namespace, Secret name, key) of a Secret compose delivers (e.g. a ModelCache's authSecret)."""
@@ -64,6 +68,10 @@ class ModelplaneArgs(TypedDict):
     """Credentials sets by name (stack config `modelplane:credentials`): the cloud provider arguments
     of the clusters whose `credentials.name` picks them. Default: none, every cluster uses the
     stack's ambient provider configuration (and naming another set is an error)."""
+    control_cluster: NotRequired[ControlCluster | None]
+    """The control cluster the manifests were read from (stack config `modelplane:source: cluster`): after
+    the workloads, `pulumi up` writes each object's status back to it (`status.FleetStatus`). Default:
+    None (manifests from files; no status is written)."""
 
 
 class Modelplane(pulumi.ComponentResource):
@@ -127,6 +135,9 @@ class Modelplane(pulumi.ComponentResource):
                    for cluster, built in self.clusters.items()}
         secrets = {secret_placeholder(*key): pulumi.Output.secret(value)
                    for key, value in args.get("secrets", {}).items()}
+        urls = self.gateway.urls if self.gateway else pulumi.Output.from_input({})
+        address = self.gateway.address if self.gateway else pulumi.Output.from_input("")
+        control = args.get("control_cluster")
 
         def converge(placement: Placement) -> dict[str, Any]:
             rendered = render(manifests, placement, settings)
@@ -140,12 +151,16 @@ class Modelplane(pulumi.ComponentResource):
                     pulumi.log.warn(f"{key}: {status.scheduled}/{status.desired} replicas scheduled\n"
                                     + "\n".join(status.reasons)
                                     + f"\n(`modelplane explain {key} <manifests>` shows every cluster)", self)
-            register_placed(rendered, targets, self.gateway, secrets, self, skip_await)
+            created = register_placed(rendered, targets, self.gateway, secrets, self, skip_await)
+            if control is not None:
+                from modelplane.pulumi.status import write_back
+
+                write_back(f"{name}-status", control, manifests, placement, urls, address, list(created.values()), self)
             return summary(placement, manifests.workloads)
 
         self.placement_summary = known_placement(self.placement.placement).apply(converge)
-        self.service_urls = self.gateway.urls if self.gateway else pulumi.Output.from_input({})
-        self.gateway_address = self.gateway.address if self.gateway else pulumi.Output.from_input("")
+        self.service_urls = urls
+        self.gateway_address = address
         self.gateway_addresses = pulumi.Output.all(
             **{cluster: stack.gateway_address for cluster, stack in self.serving_stacks.items()})
         self.register_outputs({"placement": self.placement_summary, "serviceUrls": self.service_urls,

@@ -10,6 +10,7 @@ reference; the real API server runs the same CRDs in tests/e2e/test_control_plan
 from __future__ import annotations
 
 import copy
+import sys
 from functools import cache
 from typing import Any
 
@@ -85,7 +86,11 @@ def _extensions(schema: dict[str, Any], value: Any, path: str):
 
 @cache
 def _program(rule: str) -> Any:
-    environment = celpy.Environment()
+    limit = sys.getrecursionlimit()
+    try:
+        environment = celpy.Environment()
+    finally:
+        sys.setrecursionlimit(limit)  # celpy.Environment raises it for the whole process; the project's CEL does not
     return environment.program(environment.compile(rule))
 
 

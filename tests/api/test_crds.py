@@ -23,7 +23,7 @@ from modelplane.api.crds.schema import models_by_name
 from tests.api import crd_schema
 
 ROOT = Path(__file__).resolve().parents[2]
-MANIFEST_DIRS = (ROOT / "examples", ROOT / "tests" / "e2e" / "fleet")
+MANIFEST_DIRS = (ROOT / "examples", ROOT / "tests" / "e2e" / "fleet", ROOT / "tests" / "e2e" / "control_cluster")
 STRUCTURAL_FORBIDDEN = ("$ref", "anyOf", "allOf", "oneOf", "not", "title", "nullable", "const", "$defs")
 
 

@@ -82,5 +82,5 @@ def _field_model(served: ServedKind, field: str) -> type[BaseModel]:
     return model
 
 
-__all__ = ["SERVED_KINDS", "Rule", "ServedKind", "custom_resource_definition", "custom_resource_definitions",
-           "served_kind"]
+__all__ = ["GROUP", "SERVED_KINDS", "VERSION", "Rule", "ServedKind", "custom_resource_definition",
+           "custom_resource_definitions", "served_kind"]

@@ -1,0 +1,125 @@
+"""The status the control plane writes back to the control cluster's objects after a `pulumi up`.
+
+`statuses(manifests, placement, observed, skipped, urls, gateway_address)` returns, per object that
+reports status, `{"uid": ..., "status": {...}}` under `status_key(kind, namespace, name)`:
+- a ModelDeployment: `observedGeneration`, `replicas` (scheduled: the scale subresource's status
+  replicas), `desiredReplicas`, `ready` (`scheduled/desired`), `selector` (its serving pods on the
+  workload clusters, which the scale subresource requires), `clusters`, each replica's cluster,
+  index and member pools, and the conditions Scheduled (False with the scheduler's reasons when
+  short) and Ready;
+- a ModelService: its URL on the fleet gateway and Ready;
+- the InferenceGateway: its address.
+An object the loader refused (`skipped`) reports why in its conditions (reason InvalidSpec); the
+fleet converges without it, so its replicas are removed until it is fixed. Pure and deterministic:
+keys sorted, conditions without timestamps (the writer sets `lastTransitionTime` when it patches).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from modelplane.api import Manifests, ModelDeployment, Problem
+from modelplane.api.manifests import ObjectKey
+from modelplane.api.served import Observed
+from modelplane.api.status import (
+    Condition,
+    ConditionStatus,
+    ConditionType,
+    MemberPlacementStatus,
+    ModelDeploymentStatus,
+    ModelServiceStatus,
+    ReplicaStatus,
+)
+from modelplane.compose import names
+from modelplane.scheduling import Placement
+
+REPORTS_STATUS = ("ModelDeployment", "ModelService", "InferenceGateway")
+INVALID = "InvalidSpec"
+MAX_MESSAGE = 32768
+
+
+def status_key(kind: str, namespace: str, name: str) -> str:
+    """`Kind/namespace/name`, or `Kind/name` for a cluster-scoped kind."""
+    return "/".join(part for part in (kind, namespace, name) if part)
+
+
+def serving_selector(deployment: str) -> str:
+    """The serialized label selector of a deployment's serving pods (what the scale subresource reports)."""
+    labels = {**names.managed(), names.DEPLOYMENT: deployment, names.SERVING: "true"}
+    return ",".join(f"{key}={value}" for key, value in sorted(labels.items()))
+
+
+def statuses(manifests: Manifests, placement: Placement, observed: Mapping[ObjectKey, Observed],
+             skipped: Mapping[ObjectKey, tuple[Problem, ...]], urls: Mapping[str, str],
+             gateway_address: str) -> dict[str, dict[str, Any]]:
+    found: dict[ObjectKey, dict[str, Any]] = {}
+    for deployment in manifests.workloads.deployments:
+        key = ("ModelDeployment", deployment.namespace, deployment.name)
+        found[key] = _dump(deployment_status(deployment, placement, _generation(observed, key)))
+    gateway = manifests.fleet.gateway
+    for service in manifests.workloads.services:
+        key = ("ModelService", service.namespace, service.name)
+        url = urls.get(f"{service.namespace}/{service.name}")
+        generation = _generation(observed, key)
+        ready = (_condition(ConditionType.READY, True, "RouteApplied", f"answering at {url}", generation)
+                 if gateway is not None and url else
+                 _condition(ConditionType.READY, False, "NoGateway", "the fleet has no InferenceGateway to route on",
+                            generation))
+        found[key] = _dump(ModelServiceStatus(observed_generation=generation, url=url, conditions=(ready,)))
+    if gateway is not None and gateway_address:
+        found[("InferenceGateway", "", gateway.name)] = {"address": gateway_address}
+    for key, problems in skipped.items():
+        if key[0] in REPORTS_STATUS[:2]:
+            found[key] = _dump(invalid_status(key[0], problems, _generation(observed, key)))
+    return {status_key(*key): {"uid": observed[key].uid if key in observed else "", "status": status}
+            for key, status in sorted(found.items())}
+
+
+def deployment_status(deployment: ModelDeployment, placement: Placement, generation: int | None
+                      ) -> ModelDeploymentStatus:
+    state = placement.deployments[deployment.key]
+    replicas = placement.replicas_of(deployment.key)
+    order = [(engine.name, member.role) for engine in deployment.spec.engines for member in engine.members]
+    placed = tuple(ReplicaStatus(cluster=replica.cluster, index=replica.index, members=tuple(
+        MemberPlacementStatus(engine=engine, role=role, pool=replica.engines[engine][role].pool)
+        for engine, role in order)) for replica in replicas)
+    counted = f"{state.scheduled}/{state.desired} replicas scheduled"
+    scheduled = (_condition(ConditionType.SCHEDULED, True, "AllReplicasScheduled", counted, generation)
+                 if not state.short else
+                 _condition(ConditionType.SCHEDULED, False, "InsufficientCapacity",
+                            "; ".join((counted, *state.reasons)), generation))
+    ready = (_condition(ConditionType.READY, True, "ReplicasApplied", "every replica is applied on its cluster",
+                        generation)
+             if not state.short else
+             _condition(ConditionType.READY, False, "ReplicasShort",
+                        f"{state.desired - state.scheduled} of {state.desired} replicas have no place", generation))
+    return ModelDeploymentStatus(
+        observed_generation=generation, replicas=state.scheduled, desired_replicas=state.desired,
+        ready=f"{state.scheduled}/{state.desired}", selector=serving_selector(deployment.name),
+        clusters=",".join(sorted({replica.cluster for replica in replicas})) or None, placements=placed,
+        conditions=(scheduled, ready))
+
+
+def invalid_status(kind: str, problems: tuple[Problem, ...], generation: int | None
+                   ) -> ModelDeploymentStatus | ModelServiceStatus:
+    message = "; ".join(f"{problem.path}: {problem.message}" if problem.path else problem.message
+                        for problem in problems)
+    types = (ConditionType.SCHEDULED, ConditionType.READY) if kind == "ModelDeployment" else (ConditionType.READY,)
+    conditions = tuple(_condition(kind_, False, INVALID, message, generation) for kind_ in types)
+    if kind == "ModelDeployment":
+        return ModelDeploymentStatus(observed_generation=generation, conditions=conditions)
+    return ModelServiceStatus(observed_generation=generation, conditions=conditions)
+
+
+def _condition(kind: ConditionType, ok: bool, reason: str, message: str, generation: int | None) -> Condition:
+    return Condition(type=kind, status=ConditionStatus.TRUE if ok else ConditionStatus.FALSE, reason=reason,
+                     message=message[:MAX_MESSAGE], observed_generation=generation)
+
+
+def _generation(observed: Mapping[ObjectKey, Observed], key: ObjectKey) -> int | None:
+    return observed[key].generation if key in observed else None
+
+
+def _dump(status: ModelDeploymentStatus | ModelServiceStatus) -> dict[str, Any]:
+    return status.model_dump(mode="json", by_alias=True, exclude_none=True)

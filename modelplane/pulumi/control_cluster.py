@@ -1,0 +1,121 @@
+"""Control-cluster mode: the fleet's manifests are the modelplane.ai objects on a Kubernetes cluster.
+
+`read_control_cluster(config, strict)` connects with the kubeconfig in the secret config key
+`modelplane:controlKubeconfig`, or, without that key, in-cluster (the Pulumi Kubernetes Operator's
+workspace pod, through its ServiceAccount); lists every modelplane.ai kind with the official
+`kubernetes` client; and validates the objects with the same loader as files
+(`api.served.load_served`): an invalid object is skipped with a warning that names it, or fails the
+run in strict mode. The read happens while the program runs, in preview as in up, so the objects
+are plain data known at preview. It only reads (the objects, and the kubeconfig Secrets of
+Existing clusters); the status is written back on `up` by `status.FleetStatus`.
+
+The kubeconfig is held in memory as text: the program hands it to resources only as a secret.
+"""
+
+from __future__ import annotations
+
+import base64
+from dataclasses import dataclass
+from typing import Any
+
+import pulumi
+import yaml
+from kubernetes import client, config
+from kubernetes.client.exceptions import ApiException
+from urllib3.exceptions import HTTPError
+
+from modelplane.api import ManifestErrors, Manifests
+from modelplane.api.crds import GROUP, SERVED_KINDS, VERSION
+from modelplane.api.served import Served, load_served
+
+KUBECONFIG_KEY = "controlKubeconfig"
+SOURCE = "control cluster"
+"""How problems name where an object came from."""
+INSTALL_CRDS = "modelplane crds | kubectl apply --server-side -f -"
+
+
+class ControlClusterError(pulumi.RunError):
+    """The control cluster cannot be read; the message says what to do."""
+
+
+@dataclass(frozen=True)
+class ControlCluster:
+    served: Served
+    """The objects read and validated, with what the API server said about each."""
+    kubeconfig: str | None
+    """The kubeconfig the program connected with; None in-cluster."""
+    api: client.ApiClient
+
+    @property
+    def manifests(self) -> Manifests:
+        return self.served.manifests
+
+    def secret_value(self, namespace: str, name: str, key: str) -> str | None:
+        """One key of a Secret on the control cluster (None when the Secret or the key does not exist)."""
+        try:
+            secret = client.CoreV1Api(self.api).read_namespaced_secret(name, namespace)
+        except ApiException as error:
+            if error.status == 404:
+                return None
+            raise _error(error, f"Secret {namespace}/{name}") from None
+        data = (secret.data or {}).get(key)
+        return base64.b64decode(data).decode() if data is not None else None
+
+
+def connect(kubeconfig: str | None) -> client.ApiClient:
+    """A client of the control cluster: from a kubeconfig's text, or in-cluster when None."""
+    if kubeconfig is None:
+        configuration = client.Configuration()
+        try:
+            config.load_incluster_config(client_configuration=configuration)
+        except config.ConfigException as error:
+            raise ControlClusterError(
+                f"modelplane:source is cluster but modelplane:{KUBECONFIG_KEY} is not set and this is not a pod "
+                f"({error}); set it with: pulumi config set --secret modelplane:{KUBECONFIG_KEY} < kubeconfig") from None
+        return client.ApiClient(configuration)
+    try:
+        return config.new_client_from_config_dict(yaml.safe_load(kubeconfig))
+    except (config.ConfigException, yaml.YAMLError, TypeError, AttributeError) as error:
+        raise ControlClusterError(f"modelplane:{KUBECONFIG_KEY} is not a usable kubeconfig: {error}") from None
+
+
+def list_objects(api: client.ApiClient) -> list[dict[str, Any]]:
+    """Every modelplane.ai object on the cluster, kind by kind (the API server sorts each list by name)."""
+    custom = client.CustomObjectsApi(api)
+    items: list[dict[str, Any]] = []
+    for served in SERVED_KINDS:
+        try:
+            listed = custom.list_cluster_custom_object(GROUP, VERSION, served.plural)
+        except ApiException as error:
+            if error.status == 404:
+                raise ControlClusterError(f"the control cluster serves no {served.plural}.{GROUP}: install the "
+                                          f"modelplane CRDs with `{INSTALL_CRDS}`") from None
+            raise _error(error, f"{served.plural}.{GROUP}") from None
+        except HTTPError as error:
+            raise ControlClusterError(f"cannot reach the control cluster at {api.configuration.host}: {error}") from None
+        items.extend(listed["items"])
+    return items
+
+
+def read_control_cluster(settings: pulumi.Config, strict: bool) -> ControlCluster:
+    """Connect, list and validate (see the module docstring); warnings are logged, errors end the run."""
+    kubeconfig = settings.get(KUBECONFIG_KEY)
+    api = connect(kubeconfig)
+    try:
+        served = load_served(list_objects(api), SOURCE, strict=strict)
+    except ManifestErrors as errors:
+        for warning in errors.warnings:
+            pulumi.log.warn(str(warning))
+        raise pulumi.RunError(f"{len(errors.errors)} error(s) in the control cluster's objects:\n"
+                              + "\n".join(str(problem) for problem in errors.errors)) from None
+    for warning in served.manifests.warnings:
+        pulumi.log.warn(str(warning))
+    return ControlCluster(served, kubeconfig, api)
+
+
+def _error(error: ApiException, what: str) -> ControlClusterError:
+    if error.status in (401, 403):
+        return ControlClusterError(f"the control cluster refused to show {what} ({error.status} {error.reason}): "
+                                   "the workspace's ServiceAccount needs the modelplane reader role "
+                                   "(`modelplane control-plane --render` writes it)")
+    return ControlClusterError(f"the control cluster answered {error.status} {error.reason} for {what}")
