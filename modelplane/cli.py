@@ -6,7 +6,8 @@ Argument parsing and output only; every decision comes from `modelplane.api` and
 (`modelplane.api.crds`, `compose.control_plane`); `reconcile` is the one command that talks to a
 cluster: it asks the Pulumi Kubernetes Operator to run the stack now. Exit codes: 0 done (even when
 a deployment is short: that is reported), 1 invalid input (manifests, state file, an unreachable
-cluster), 2 usage errors. Heavy modules are imported per command so `modelplane --help` stays fast.
+cluster, an unwritable --out or --render), 2 usage errors, 3 a deployment left short under
+`plan --fail-on-short`. Heavy modules are imported per command so `modelplane --help` stays fast.
 """
 
 from __future__ import annotations
@@ -65,6 +66,10 @@ def _parser() -> argparse.ArgumentParser:
     plan.add_argument("--strict", action="store_true", help=STRICT_HELP)
     plan.add_argument("--fail-on-short", action="store_true", help=(
         f"exit with code {SHORT} when a deployment cannot be fully placed (for CI that must block such a change)"))
+    plan.add_argument("--what-if", action="append", metavar="EDIT", dest="what_if", help=(
+        "plan also with EDIT applied in memory (files are never changed) and print what changes; one quoted "
+        "argument per edit, repeatable: 'pool CLUSTER/POOL nodes=N', 'pool CLUSTER/POOL class=CLASS nodes=N', "
+        "'pool CLUSTER/POOL remove', 'drain CLUSTER', 'remove CLUSTER', 'replicas NAMESPACE/NAME=N'"))
     plan.set_defaults(command=_plan)
 
     explain = commands.add_parser("explain", help="say why a deployment is placed as it is")
@@ -116,33 +121,58 @@ def _plan(args: argparse.Namespace) -> int:
     from modelplane import report
     from modelplane.compose import plan_warnings
     from modelplane.scheduling import place
+    from modelplane.scheduling.diff import diff
 
     manifests = _load(args.paths, args.strict)
-    placement = place(manifests.fleet, manifests.workloads, _state(args.state))
+    previous = _state(args.state)
+    if args.what_if:
+        return _what_if(args, manifests, previous)
+    placement = place(manifests.fleet, manifests.workloads, previous)
+    changes = diff(previous, placement, manifests.fleet, manifests.fleet) if previous is not None else None
+    if args.format == "json":
+        document = placement.to_json() | ({"changes": changes.to_json()} if changes else {})
+        text = json.dumps(document, indent=2, sort_keys=True) + "\n"
     if args.render:
         _render(manifests, placement, Path(args.render))
     found = plan_warnings(manifests, placement)
     for warning in found:
         print(warning, file=sys.stderr)
-    if args.format == "json":
-        text = json.dumps(placement.to_json(), indent=2, sort_keys=True) + "\n"
-    elif args.format == "markdown":
-        text = report.markdown(manifests.fleet, placement, (*manifests.warnings, *found))
-    else:
-        text = report.table(manifests.fleet, placement)
+    if args.format == "markdown":
+        text = report.markdown(manifests.fleet, placement, changes, (*manifests.warnings, *found))
+    elif args.format == "table":
+        text = report.table(manifests.fleet, placement, changes)
     _write(text, args.out)
     short = any(status.short for status in placement.deployments.values())
     return SHORT if args.fail_on_short and short else 0
 
 
-def _write(text: str, out: str | None) -> None:
-    if out:
-        try:
-            Path(out).write_text(text)
-        except OSError as error:
-            raise InputError(f"--out {out}: cannot write the file: {error.strerror}") from None
+def _what_if(args: argparse.Namespace, manifests: Manifests, previous: Placement | None) -> int:
+    from modelplane import changes_report
+    from modelplane.scheduling import place
+    from modelplane.scheduling.diff import diff
+    from modelplane.scheduling.whatif import EditError, apply_edits, parse_edit
+
+    if args.render:
+        print("modelplane plan: --render cannot be combined with --what-if", file=sys.stderr)
+        return 2
+    try:
+        edits = [parse_edit(text) for text in args.what_if]
+        fleet, workloads = apply_edits(manifests.fleet, manifests.workloads, edits)
+    except EditError as error:
+        raise InputError(f"--what-if: {error}") from None
+    before = place(manifests.fleet, manifests.workloads, previous)
+    after = place(fleet, workloads, previous)
+    changes = diff(before, after, manifests.fleet, fleet)
+    if args.format == "json":
+        document = {"before": before.to_json(), "after": after.to_json(), "changes": changes.to_json()}
+        text = json.dumps(document, indent=2, sort_keys=True) + "\n"
+    elif args.format == "markdown":
+        text = "\n".join(["### Modelplane what-if", "", "Edits: " + ", ".join(f"`{e}`" for e in edits), "",
+                          *changes_report.markdown(changes)]) + "\n"
     else:
-        sys.stdout.write(text)
+        text = f"WHAT-IF: {'; '.join(map(str, edits))}\n{changes_report.table(changes)}"
+    _write(text, args.out)
+    return 0
 
 
 def _explain(args: argparse.Namespace) -> int:
@@ -245,6 +275,16 @@ def _state(path: str | None) -> Placement | None:
         return Placement.from_json(data)
     except StateError as error:
         raise InputError("\n".join(f"{path}: {problem}" for problem in error.problems)) from None
+
+
+def _write(text: str, out: str | None) -> None:
+    if out:
+        try:
+            Path(out).write_text(text)
+        except OSError as error:
+            raise InputError(f"--out {out}: cannot write the file: {error.strerror}") from None
+    else:
+        sys.stdout.write(text)
 
 
 def _render(manifests: Manifests, placement: Placement, directory: Path) -> None:

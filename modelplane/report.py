@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from modelplane.api import Fleet, Problem
 from modelplane.comment import GITHUB_COMMENT_LIMIT, Section, fit
 from modelplane.scheduling import Placement, Replica
+from modelplane.scheduling.diff import Change, PlacementDiff, ReplicaChange
 
 
 def pool_usage(fleet: Fleet, placement: Placement) -> list[tuple[str, str, str, int, int]]:
@@ -30,23 +31,32 @@ def where(replica: Replica) -> str:
     return f"{replica.cluster}#{replica.index} ({engines})"
 
 
-def table(fleet: Fleet, placement: Placement) -> str:
+def table(fleet: Fleet, placement: Placement, changes: PlacementDiff | None = None) -> str:
+    """The fleet's pools and every deployment's replicas; with `changes` (a plan against `--state`), the
+    changes first and each replica marked (a CHANGE column, removed replicas included)."""
     pools = [("CLUSTER", "POOL", "CLASS", "NODES USED", "FREE")]
     pools += [(c, p, k, f"{u}/{cap}", str(cap - u)) for c, p, k, u, cap in pool_usage(fleet, placement)]
-    deployments = [("DEPLOYMENT", "REPLICAS", "WHERE")]
+    # The CHANGE column goes before WHERE, whose short reasons are long lines.
+    deployments = [("DEPLOYMENT", "REPLICAS", *(("CHANGE",) if changes else ()), "WHERE")]
+    blank = ("",) * (len(deployments[0]) - 3)
     for key, status in placement.deployments.items():
-        placed = [where(r) for r in placement.replicas_of(key)]
-        deployments.append((key, f"{status.scheduled}/{status.desired}", placed[0] if placed else "-"))
-        deployments += [("", "", w) for w in placed[1:]]
-        deployments += [("", "", f"short: {reason}") for reason in status.reasons]
-    return f"{_columns(pools)}\n\n{_columns(deployments)}\n"
+        placed = [(str(change.change), w) if change else (w,) for w, change in _placed(placement, key, changes)]
+        deployments.append((key, f"{status.scheduled}/{status.desired}", *(placed[0] if placed else (*blank, "-"))))
+        deployments += [("", "", *row) for row in placed[1:]]
+        deployments += [("", "", *blank, f"short: {reason}") for reason in status.reasons]
+    head = ""
+    if changes:
+        from modelplane import changes_report  # it renders with this module's helpers
+
+        head = f"{changes_report.table(changes)}\n"
+    return f"{head}{columns(pools)}\n\n{columns(deployments)}\n"
 
 
-def markdown(fleet: Fleet, placement: Placement, warnings: Sequence[Problem] = (),
-             limit: int = GITHUB_COMMENT_LIMIT) -> str:
-    """The pull-request comment, at most `limit` characters: the summary, then the warnings, why each
-    short deployment is short, and the full placement and pools collapsed; each part cut, with a
-    note, when the ones before it leave too little room (`modelplane.comment`)."""
+def markdown(fleet: Fleet, placement: Placement, changes: PlacementDiff | None = None,
+             warnings: Sequence[Problem] = (), limit: int = GITHUB_COMMENT_LIMIT) -> str:
+    """The pull-request comment, at most `limit` characters: the summary, then the changes, the
+    warnings, why each short deployment is short, and the full placement and pools collapsed; each
+    part cut, with a note, when the ones before it leave too little room (`modelplane.comment`)."""
     short = [key for key, status in placement.deployments.items() if status.short]
     total = sum(s.desired for s in placement.deployments.values())
     head = ["### Modelplane placement", "",
@@ -54,6 +64,10 @@ def markdown(fleet: Fleet, placement: Placement, warnings: Sequence[Problem] = (
             + (f"; **{len(short)} deployment(s) short**" if short else "")
             + (f"; {len(warnings)} warning(s)" if warnings else "") + "."]
     sections = []
+    if changes:
+        from modelplane import changes_report
+
+        sections.append(Section(changes_report.markdown(changes), "lines of changes", opening=[""]))
     if warnings:
         sections.append(Section([f"- {_html(str(warning))}" for warning in warnings], "warnings",
                                 opening=["", "#### Warnings", ""]))
@@ -61,12 +75,17 @@ def markdown(fleet: Fleet, placement: Placement, warnings: Sequence[Problem] = (
         sections.append(Section([f"<details><summary>Why <code>{key}</code> is short</summary>\n\n"
                                  + "\n".join(f"- {_html(reason)}" for reason in placement.deployments[key].reasons)
                                  + "\n\n</details>" for key in short], "short deployments", opening=[""]))
-    rows = [f"| `{key}` | {status.scheduled}/{status.desired} | "
-            f"{'<br>'.join(f'`{where(r)}`' for r in placement.replicas_of(key)) or '-'} |"
-            for key, status in placement.deployments.items()]
+    rows = []
+    for key, status in placement.deployments.items():
+        placed = _placed(placement, key, changes)
+        cells = ["<br>".join(f"`{w}`" for w, _ in placed) or "-"]
+        if changes:
+            cells.append("<br>".join(_mark(change) for _, change in placed if change) or "-")
+        rows.append(f"| `{key}` | {status.scheduled}/{status.desired} | {' | '.join(cells)} |")
     sections.append(Section(rows, "deployments", opening=[
         "", f"<details><summary>Placement: {len(rows)} deployment(s)</summary>", "",
-        "| Deployment | Replicas | Where |", "|---|---|---|"], closing=["", "</details>"]))
+        "| Deployment | Replicas | Where |" + (" Change |" if changes else ""),
+        "|---|---|---|" + ("---|" if changes else "")], closing=["", "</details>"]))
     pools = pool_usage(fleet, placement)
     sections.append(Section([f"| {c} | {p} | {k} | {u}/{cap} | {cap - u} |" for c, p, k, u, cap in pools], "pools",
                             opening=["", f"<details><summary>Pools: {len(pools)}</summary>", "",
@@ -80,6 +99,24 @@ def _html(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
-def _columns(rows: list[tuple[str, ...]]) -> str:
+def _placed(placement: Placement, deployment: str,
+            changes: PlacementDiff | None) -> list[tuple[str, ReplicaChange | None]]:
+    """Each replica's `where`; with changes also its change, and the removed replicas too."""
+    if changes is None:
+        return [(where(r), None) for r in placement.replicas_of(deployment)]
+    return [(where(c.after or c.before), c) for c in changes.replicas  # type: ignore[arg-type]
+            if c.deployment == deployment]
+
+
+def _mark(change: ReplicaChange) -> str:
+    """`create`, `moved from <where>`, `remove` or `unchanged`."""
+    if change.change is Change.MOVE:
+        assert change.before is not None
+        return f"moved from `{where(change.before)}`"
+    return str(change.change)
+
+
+def columns(rows: list[tuple[str, ...]]) -> str:
+    """Rows as left-aligned columns two spaces apart, trailing blanks stripped."""
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     return "\n".join("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in rows)

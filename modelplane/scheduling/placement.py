@@ -92,7 +92,10 @@ class Placement(_Doc):
 
     @classmethod
     def from_json(cls, data: Any) -> Placement:
-        """Read a placement document; raise StateError (with every problem) if it is not one."""
+        """Read a placement document; raise StateError (with every problem) if it is not one. The
+        `changes` that `plan --state --format json` prints beside the document are not part of it."""
+        if isinstance(data, dict) and "changes" in data:
+            data = {key: value for key, value in data.items() if key != "changes"}
         try:
             placement = cls.model_validate(data)
         except ValidationError as error:
