@@ -119,3 +119,8 @@ def test_render_writes_byte_stable_files_and_the_guides_scaled_object(tmp_path: 
 def test_render_refuses_a_resync_below_the_operators_minimum(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["control-plane", "--render", str(tmp_path), "--resync", "30"]) == 1
     assert "below the operator's minimum of 60" in capsys.readouterr().err
+
+
+def test_reconcile_without_a_usable_kubeconfig_says_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["reconcile", "--stack", "prod", "--kubeconfig", str(tmp_path / "absent")]) == 1
+    assert capsys.readouterr().err.startswith("cannot load a kubeconfig: ")
