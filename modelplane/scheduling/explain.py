@@ -7,19 +7,27 @@ fabrics, free nodes and who holds them). The summary reads like the Kubernetes s
 `0/3 clusters can host another replica of ml-team/kimi: 1 cluster(s) had untolerated taint {...},
 2 pool(s) had too few free nodes (needs 2, has 1)`, followed by the closest near-miss and what would
 make it fit. This is the only module that turns reasons into sentences.
+
+`Briefing.reasons(deployment)` gives the same two lines a short deployment's status keeps
+(`diagnose(...).reasons()`) without asking every cluster: clusters that may not hold the deployment
+are counted once per kind of deployment; on a cluster where the first engine has no pool whose class
+any member claims on, the reasons are exactly one miss per pool, so they are counted by class; only
+the clusters left (where the first engine could claim somewhere) get a full verdict. A test holds
+the two paths to the same text.
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Hashable
 from dataclasses import dataclass
 
-from modelplane.api import ModelDeployment
-from modelplane.scheduling.engines import EngineOption, capacity_reasons
+from modelplane.api import Engine, ModelDeployment
+from modelplane.scheduling.engines import Option, capacity_reasons, choose, misses, pool_miss
 from modelplane.scheduling.ledger import Trial
 from modelplane.scheduling.reasons import Reason
 from modelplane.scheduling.run import Run
-from modelplane.scheduling.snapshot import ClusterView
+from modelplane.scheduling.snapshot import ClusterView, PoolView
 
 
 @dataclass(frozen=True)
@@ -47,30 +55,19 @@ class Explanation:
         return sum(1 for verdict in self.clusters if not verdict.reasons)
 
     def summary(self) -> str:
-        total = len(self.clusters)
-        if total == 0:
-            return f"0/0 clusters can host a replica of {self.deployment}: the fleet has no InferenceCluster"
-        head = f"{self.fitting}/{total} clusters can host another replica of {self.deployment}"
         counts = Counter((r.scope, r.phrase) for v in self.clusters for r in _distinct(v.reasons))
-        if not counts:
-            return head
-        parts = sorted(f"{count} {scope} {phrase}" for (scope, phrase), count in counts.items())
-        return f"{head}: {', '.join(parts)}"
+        return _summary(self.deployment, len(self.clusters), self.fitting, counts)
 
     def closest(self) -> Reason | None:
         """The near-miss that got furthest: the latest stage, then the smallest shortfall."""
         reasons = [r for v in self.clusters for r in v.reasons]
         if not reasons or self.fitting:
             return None
-        return min(reasons, key=lambda r: (-r.stage, r.shortfall, r.where, r.detail))
+        return min(reasons, key=_nearness)
 
     def reasons(self) -> tuple[str, ...]:
         """The short form kept in a short deployment's status: the summary and the closest miss."""
-        closest = self.closest()
-        lines = [self.summary()]
-        if closest is not None:
-            lines.append(f"closest: {closest.where}: {closest.detail}; to fit: {closest.hint}")
-        return tuple(lines)
+        return _brief(self.summary(), self.closest())
 
     def lines(self) -> list[str]:
         """The full explanation, for `modelplane explain`."""
@@ -89,6 +86,91 @@ class Explanation:
         return out
 
 
+def _summary(deployment: str, total: int, fitting: int, counts: Counter[tuple[str, str]]) -> str:
+    if total == 0:
+        return f"0/0 clusters can host a replica of {deployment}: the fleet has no InferenceCluster"
+    head = f"{fitting}/{total} clusters can host another replica of {deployment}"
+    if not counts:
+        return head
+    parts = sorted(f"{count} {scope} {phrase}" for (scope, phrase), count in counts.items())
+    return f"{head}: {', '.join(parts)}"
+
+
+def _nearness(reason: Reason) -> tuple[int, int, str, str]:
+    return -reason.stage, reason.shortfall, reason.where, reason.detail
+
+
+def _brief(summary: str, closest: Reason | None) -> tuple[str, ...]:
+    if closest is None:
+        return (summary,)
+    return summary, f"closest: {closest.where}: {closest.detail}; to fit: {closest.hint}"
+
+
+class Briefing:
+    """`diagnose(...).reasons()` for the deployments of one run, worked out by kind of cluster
+    (see the module docstring); memos live as long as the briefing."""
+
+    def __init__(self, run: Run):
+        self.run = run
+        self._refusals: dict[Hashable, tuple[Counter[tuple[str, str]], Reason | None]] = {}
+        self._pools: dict[Hashable, dict[str, list[tuple[str, int, PoolView]]]] = {}
+
+    def reasons(self, deployment: ModelDeployment) -> tuple[str, ...]:
+        run, clusters = self.run, self.run.snapshot.clusters
+        eligible = run.eligible(deployment)
+        refused, nearest = self._refused(deployment, eligible)
+        counts = Counter(refused)
+        nearby = [nearest] if nearest else []
+        engine = deployment.spec.engines[0]
+        detailed = sorted(eligible & run.reach(engine))
+        fitting = 0
+        for position in detailed:
+            verdict = _verdict(run, deployment, clusters[position], ())
+            fitting += not verdict.reasons
+            counts.update((r.scope, r.phrase) for r in _distinct(verdict.reasons))
+            nearby.extend(verdict.reasons)
+        # Elsewhere the first engine fails first, on every pool, each pool with its class's miss.
+        skipped = set(detailed)
+        on_skipped = Counter(pool.class_name for position in detailed for pool in clusters[position].pools)
+        for class_name, pools in self._eligible_pools(deployment, eligible).items():
+            left = len(pools) - on_skipped[class_name]
+            if left:
+                first = next(pool for _, position, pool in pools if position not in skipped)
+                miss = pool_miss(engine, first, run.matcher)
+                assert miss is not None, "the engine claims on no pool of these clusters"
+                counts[("pool(s)", miss.phrase)] += left
+                nearby.append(miss.at(first))
+        summary = _summary(deployment.key, len(clusters), fitting, counts)
+        return _brief(summary, None if fitting or not nearby else min(nearby, key=_nearness))
+
+    def _refused(self, deployment: ModelDeployment, eligible: frozenset[int]
+                 ) -> tuple[Counter[tuple[str, str]], Reason | None]:
+        """The reasons of the clusters that may not hold a new replica, counted, and the nearest."""
+        cache = deployment.spec.model_cache_ref
+        key = (self.run.eligibility_key(deployment), cache.name if cache else None)
+        found = self._refusals.get(key)
+        if found is None:
+            reasons = [reason for cluster in self.run.snapshot.clusters if cluster.position not in eligible
+                       if (reason := self.run.ineligible(deployment, cluster, new=True)) is not None]
+            found = self._refusals[key] = (Counter((r.scope, r.phrase) for r in reasons),
+                                           min(reasons, key=_nearness, default=None))
+        return found
+
+    def _eligible_pools(self, deployment: ModelDeployment, eligible: frozenset[int]
+                        ) -> dict[str, list[tuple[str, int, PoolView]]]:
+        """Per class, the pools of that class on the eligible clusters, by `cluster/pool`."""
+        key = self.run.eligibility_key(deployment)
+        found = self._pools.get(key)
+        if found is None:
+            found = self._pools[key] = {}
+            for position in sorted(eligible):
+                for pool in self.run.snapshot.clusters[position].pools:
+                    found.setdefault(pool.class_name, []).append((f"{pool.cluster}/{pool.name}", position, pool))
+            for pools in found.values():
+                pools.sort(key=lambda entry: entry[0])
+        return found
+
+
 def diagnose(run: Run, deployment: ModelDeployment, replicas: dict[str, list[int]]) -> Explanation:
     verdicts = tuple(_verdict(run, deployment, cluster, tuple(sorted(replicas.get(cluster.name, []))))
                      for cluster in run.snapshot.clusters)
@@ -103,25 +185,25 @@ def _verdict(run: Run, deployment: ModelDeployment, cluster: ClusterView, indice
     trial = Trial(run.ledger)
     used: list[str] = []
     skipped: list[Reason] = []
-    for index, engine in enumerate(deployment.spec.engines):
-        options = run.options(deployment, index, cluster)
-        skipped.extend(options.misses)
-        option = options.choose(trial)
+    for engine in deployment.spec.engines:
+        options = run.options(engine, cluster)
+        missed = misses(engine, options, cluster, run.matcher)
+        skipped.extend(missed)
+        option = choose(options, trial)
         if option is None:
-            reasons = (*options.misses, *capacity_reasons(options, trial, run.ledger.holders))
+            reasons = (*missed, *capacity_reasons(options, trial, run.ledger.holders))
             return ClusterVerdict(cluster.name, indices, tuple(sorted(reasons, key=lambda r: (r.pool or "", r.phrase))))
-        for pool, nodes in option.needs().items():
-            trial.add(pool, nodes)
-        used.append(f"{engine.name}: {_where(option)}")
+        trial.add(option.needs)
+        used.append(f"{engine.name}: {_where(engine, option)}")
     return ClusterVerdict(cluster.name, indices, (), tuple(used), tuple(skipped))
 
 
-def _where(option: EngineOption) -> str:
+def _where(engine: Engine, option: Option) -> str:
     """`pool`, or for a split engine each member's pool: `a (Leader) + b (Worker)`."""
-    pools = {member.pool.name for member in option.members}
+    pools = {pool.name for pool in option.pools}
     if len(pools) == 1:
         return pools.pop()
-    return " + ".join(f"{member.pool.name} ({member.role})" for member in option.members)
+    return " + ".join(f"{pool.name} ({member.role})" for member, pool in zip(engine.members, option.pools, strict=True))
 
 
 def _distinct(reasons: tuple[Reason, ...]) -> list[Reason]:

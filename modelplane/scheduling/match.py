@@ -57,6 +57,7 @@ class Matcher:
         self._by_id: dict[int, int] = {}
         self._alive: list[object] = []
         self._satisfying: dict[tuple[tuple[str, ...], str], list[DeviceView]] = {}
+        self._satisfied: dict[tuple[tuple[str, ...], int], bool] = {}
         self._most: dict[tuple[str, ...], dict[str, tuple[int, int]]] = {}
         self._request_cels: dict[int, tuple[str, ...]] = {}
         self._evaluations: dict[tuple[str, int], Evaluation] = {}
@@ -139,7 +140,16 @@ class Matcher:
         key = (cels, class_name)
         found = self._satisfying.get(key)
         if found is None:
-            found = self._satisfying[key] = [d for d in devices if all(self._evaluate(cel, d).matched for cel in cels)]
+            found = self._satisfying[key] = [d for d in devices if self._satisfies(cels, d)]
+        return found
+
+    def _satisfies(self, cels: tuple[str, ...], device: DeviceView) -> bool:
+        """Whether the device matches every selector (memoized per selector list and CEL device:
+        classes that publish the same device share it)."""
+        key = (cels, id(device.device))
+        found = self._satisfied.get(key)
+        if found is None:
+            found = self._satisfied[key] = all(self._evaluate(cel, device).matched for cel in cels)
         return found
 
     def _cels(self, request: DeviceRequest) -> tuple[str, ...]:

@@ -13,7 +13,7 @@ Phases, in order:
 1. snapshot   the fleet as pools with compiled devices (`Run`)
 2. retain     previous replicas that may stay, scaled down to `replicas`, charged oldest first
 3. fill       missing replicas, spread before pack, deployments in namespace/name order
-4. report     per deployment: desired, scheduled, and for a short one why (`explain.diagnose`)
+4. report     per deployment: desired, scheduled, and for a short one why (`explain.Briefing`)
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from __future__ import annotations
 from modelplane.api import Fleet, Workloads
 from modelplane.cel import SelectorEvaluator
 from modelplane.collector import collector_paused
-from modelplane.scheduling.explain import Explanation, diagnose
+from modelplane.scheduling.explain import Briefing, Explanation, diagnose
 from modelplane.scheduling.fill import fill
 from modelplane.scheduling.placement import DeploymentStatus, Placement, Replica
 from modelplane.scheduling.retain import retain
@@ -58,14 +58,17 @@ def report(run: Run, replicas: list[Replica]) -> Placement:
     for replica in replicas:
         by_deployment.setdefault(replica.deployment, []).append(replica)
     statuses: dict[str, DeploymentStatus] = {}
+    briefing = Briefing(run)
     for deployment in run.workloads.deployments:
         mine = by_deployment.get(deployment.key, [])
         reasons: tuple[str, ...] = ()
         if len(mine) < deployment.spec.replicas:
-            reasons = diagnose(run, deployment, _indices(mine)).reasons()
-        statuses[deployment.key] = DeploymentStatus(desired=deployment.spec.replicas, scheduled=len(mine),
-                                                    reasons=reasons)
-    return Placement(replicas=tuple(replicas), deployments=statuses)
+            reasons = briefing.reasons(deployment)
+        statuses[deployment.key] = DeploymentStatus.model_construct(desired=deployment.spec.replicas,
+                                                                    scheduled=len(mine), reasons=reasons)
+    # The scheduler's own values, valid by construction: validating them again would cost more
+    # than the placement itself on a large fleet (a previous placement read from state is validated).
+    return Placement.model_construct(replicas=tuple(replicas), deployments=statuses)
 
 
 def _indices(replicas: tuple[Replica, ...] | list[Replica]) -> dict[str, list[int]]:

@@ -17,12 +17,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from modelplane.api import ModelDeployment
-from modelplane.scheduling.engines import EngineOption, MemberOption
+from modelplane.api import Engine, ModelDeployment, Role
+from modelplane.scheduling.engines import Option
+from modelplane.scheduling.ledger import PoolKey
 from modelplane.scheduling.match import MemberMatch
-from modelplane.scheduling.placement import Placement, Replica
+from modelplane.scheduling.placement import MemberPlacement, Placement, Replica
 from modelplane.scheduling.run import Fit, Run
-from modelplane.scheduling.snapshot import ClusterView
+from modelplane.scheduling.snapshot import ClusterView, PoolView
 
 
 @dataclass(frozen=True)
@@ -73,41 +74,36 @@ def _candidate(run: Run, replica: Replica) -> Candidate | None:
         return None
     engines, charges, grown = {}, {}, False
     for engine in deployment.spec.engines:
-        option = _still_fits(engine.name, deployment, replica, cluster, run)
+        previous = replica.engines.get(engine.name)
+        option = _still_fits(engine, previous, cluster, run) if previous is not None else None
         if option is None:
             return None
-        engines[engine.name] = option.placement()
-        for pool, nodes in option.needs().items():
+        members = engines[engine.name] = run.placements.of(engine, option)
+        for pool, nodes in option.needs:
             charges[pool] = charges.get(pool, 0) + nodes
-        previous = replica.engines[engine.name]
-        grown = grown or any(m.nodes > previous[m.role].nodes for m in option.members)
+        grown = grown or any(placed.nodes > previous[role].nodes for role, placed in members.items())
     return Candidate(deployment, cluster.name, replica.index, Fit(engines, charges), grown)
 
 
-def _still_fits(name: str, deployment: ModelDeployment, replica: Replica, cluster: ClusterView,
-                run: Run) -> EngineOption | None:
+def _still_fits(engine: Engine, previous: dict[Role, MemberPlacement], cluster: ClusterView, run: Run) -> Option | None:
     """The engine's previous pools, if each still exists and still matches its member; rule 3's
     constraints (something is claimed, a non-claiming member rides with a claiming one, one fabric)
     are checked as for a new placement."""
-    engine = next(e for e in deployment.spec.engines if e.name == name)
-    previous = replica.engines.get(name)
-    if previous is None:
-        return None
-    members: list[MemberOption] = []
+    pools: list[tuple[PoolView, bool]] = []
+    needs: dict[PoolKey, int] = {}
     for member in engine.members:
         placed = previous.get(member.role)
         pool = cluster.pool(placed.pool) if placed else None
         if pool is None:
             return None
-        match = run.matcher.match(member.node_selector, pool)
+        match = run.matcher.match_class(member.node_selector, pool)
         if not isinstance(match, MemberMatch):
             return None
-        members.append(MemberOption(member.role, pool, member.pods * engine.copies if match.claims_dra else 0, match))
-    claiming = [m for m in members if m.match.claims_dra]
-    if not claiming:
+        pools.append((pool, match.claims_dra))
+        needs[pool.key] = needs.get(pool.key, 0) + (member.pods * engine.copies if match.claims_dra else 0)
+    claiming = {pool.name for pool, claims in pools if claims}
+    if not claiming or any(not claims and pool.name not in claiming for pool, claims in pools):
         return None
-    if any(not m.match.claims_dra and m.pool.name not in {c.pool.name for c in claiming} for m in members):
+    if len({pool.fabric for pool, _ in pools}) > 1:
         return None
-    if len({m.pool.fabric for m in members}) > 1:
-        return None
-    return EngineOption(tuple(members))
+    return Option(tuple(pool for pool, _ in pools), tuple(needs.items()))

@@ -1,18 +1,25 @@
 """The state of one planning run: the snapshot, the ledger and the per-run memos.
 
 `Run` answers the questions every phase asks (may this cluster hold a replica of this deployment?
-which options does this engine have on this cluster? does a whole replica fit right now?) and owns
-the only mutable state of a run, the ledger. Memos are keyed by objects that live as long as the
-run, so nothing leaks between runs.
+which clusters could hold one at all? does a whole replica fit on this cluster right now?) and owns
+the only mutable state of a run, the ledger, with what follows from it: the clusters on which a
+kind of replica no longer fits (`dead`). Memos are keyed by objects that live as long as the run,
+so nothing leaks between runs, and by what decides the answer, so deployments that ask alike share
+the work:
+- which clusters a deployment may use at all: by its clusterSelector, its cache's and its
+  tolerations (the eligible clusters), and by the classes its engines can claim on (the clusters
+  that have such a pool, from the snapshot's class index);
+- where an engine can run on a cluster: by the engine's `Shape` (engines.py).
 """
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from dataclasses import dataclass
 
 from modelplane.api import Engine, Fleet, ModelDeployment, Role, Workloads
 from modelplane.cel import SelectorEvaluator
-from modelplane.scheduling.engines import EngineOptions, engine_options
+from modelplane.scheduling.engines import Options, Placements, Shape, choose, options_of, shape_of
 from modelplane.scheduling.ledger import Ledger, PoolKey, Trial
 from modelplane.scheduling.match import Matcher
 from modelplane.scheduling.placement import MemberPlacement, Replica
@@ -31,6 +38,14 @@ class Fit:
     charges: dict[PoolKey, int]
 
 
+@dataclass(frozen=True)
+class Candidates:
+    """The clusters a deployment's new replicas may try, by position (so in name order)."""
+
+    positions: tuple[int, ...]
+    members: frozenset[int]
+
+
 class Run:
     def __init__(self, fleet: Fleet, workloads: Workloads, evaluator: SelectorEvaluator | None = None):
         self.snapshot = Snapshot.of(fleet)
@@ -38,56 +53,118 @@ class Run:
         self.evaluator = evaluator or SelectorEvaluator()
         self.matcher = Matcher(self.evaluator)
         self.ledger = Ledger(self.snapshot)
-        self._options: dict[tuple[int, str], EngineOptions] = {}
-        self._usable: dict[int, frozenset[str]] = {}
+        self.placements = Placements(self.matcher)
+        self.dead: dict[tuple[int, ...], set[int]] = {}
+        """Per kind of replica (its engines' shapes), the clusters where it can no longer fit."""
+        self._shape_of_engine: dict[int, int] = {}
+        self._shapes: dict[Shape, int] = {}
+        self._shape_list: list[Shape] = []
+        self._options: dict[tuple[int, int], Options] = {}
+        self._reach: dict[int, frozenset[int]] = {}
+        self._eligible: dict[Hashable, frozenset[int]] = {}
+        self._candidates: dict[Hashable, Candidates] = {}
 
     def ineligible(self, deployment: ModelDeployment, cluster: ClusterView, *, new: bool) -> Reason | None:
         """Rule 1 and the taint rules: why this cluster may not hold a (new, or retained) replica."""
         spec = deployment.spec
         cache = self.workloads.cache_of(deployment) if spec.model_cache_ref else None
-        # The checks are skipped outright when there is nothing to check: this runs for every
-        # (deployment, cluster) pair of the fleet.
+        # The checks are skipped outright when there is nothing to check.
         return ((spec.cluster_selector and selector_mismatch(cluster, spec.cluster_selector))
                 or (cache and cache_not_staged(cluster, cache))
                 or (cluster.taints and untolerated_taint(cluster, spec.tolerations, new=new))
                 or None)
 
-    def could_fit(self, deployment: ModelDeployment, cluster: ClusterView) -> bool:
-        """A cheap, safe prefilter: False only when some engine has no pool on the cluster whose class
-        it could use at all (so `engine_options` there is empty whatever the capacity)."""
-        names = cluster.class_names
-        return all(not names.isdisjoint(self._usable_classes(engine)) for engine in deployment.spec.engines)
-
-    def _usable_classes(self, engine: Engine) -> frozenset[str]:
-        """A superset of the classes on which some member of the engine matches and claims a DRA
-        device (an engine claims on the pool of at least one of its members)."""
-        found = self._usable.get(id(engine))
+    def eligible(self, deployment: ModelDeployment) -> frozenset[int]:
+        """The positions of the clusters that may hold a new replica (rule 1 and the taints)."""
+        key = self.eligibility_key(deployment)
+        found = self._eligible.get(key)
         if found is None:
-            found = self._usable[id(engine)] = frozenset().union(
-                *(self.matcher.usable_classes(member.node_selector, self.snapshot.classes) for member in engine.members))
+            found = self._eligible[key] = frozenset(
+                cluster.position for cluster in self.snapshot.clusters
+                if self.ineligible(deployment, cluster, new=True) is None)
         return found
 
-    def options(self, deployment: ModelDeployment, engine_index: int, cluster: ClusterView) -> EngineOptions:
-        engine = deployment.spec.engines[engine_index]
-        key = (id(engine), cluster.name)
+    def eligibility_key(self, deployment: ModelDeployment) -> Hashable:
+        """Everything `ineligible` reads of a deployment: equal keys, equal answers on every cluster."""
+        spec = deployment.spec
+        cache = self.workloads.cache_of(deployment) if spec.model_cache_ref else None
+        staged = cache.spec.cluster_selector if cache else None
+        return (_labels(spec.cluster_selector.match_labels if spec.cluster_selector else None),
+                cache is not None, _labels(staged.match_labels if staged else None),
+                tuple((t.key, t.operator, t.value, t.effect) for t in spec.tolerations))
+
+    def candidates(self, deployment: ModelDeployment) -> Candidates:
+        """The eligible clusters on which every engine has a pool whose class some member claims on
+        (a superset of where a replica can fit, whatever the capacity)."""
+        shapes = self.kind(deployment)
+        key = (self.eligibility_key(deployment), shapes)
+        found = self._candidates.get(key)
+        if found is None:
+            members = self.eligible(deployment).intersection(*(self._reaching(shape) for shape in shapes))
+            found = self._candidates[key] = Candidates(tuple(sorted(members)), members)
+        return found
+
+    def kind(self, deployment: ModelDeployment) -> tuple[int, ...]:
+        """The shapes of the deployment's engines: replicas of one kind fit exactly where each other do."""
+        return tuple(self.shape(engine) for engine in deployment.spec.engines)
+
+    def shape(self, engine: Engine) -> int:
+        """The engine's shape, as a number shared by every engine of the same shape."""
+        found = self._shape_of_engine.get(id(engine))
+        if found is None:
+            shape = shape_of(engine, self.matcher, self.snapshot.classes)
+            found = self._shapes.setdefault(shape, len(self._shapes))
+            if found == len(self._shape_list):
+                self._shape_list.append(shape)
+            self._shape_of_engine[id(engine)] = found
+        return found
+
+    def reach(self, engine: Engine) -> frozenset[int]:
+        """The positions of the clusters with a pool whose class some member of the engine claims on:
+        elsewhere the engine has no option at all."""
+        return self._reaching(self.shape(engine))
+
+    def _reaching(self, shape: int) -> frozenset[int]:
+        found = self._reach.get(shape)
+        if found is None:
+            classes = frozenset().union(*self._shape_list[shape].claims)
+            with_class = self.snapshot.with_class
+            found = self._reach[shape] = frozenset().union(*(with_class.get(name, ()) for name in classes))
+        return found
+
+    def options(self, engine: Engine, cluster: ClusterView) -> Options:
+        shape = self.shape(engine)
+        key = (shape, cluster.position)
         found = self._options.get(key)
         if found is None:
-            found = self._options[key] = engine_options(engine, cluster, self.matcher, self._usable_classes(engine))
+            found = self._options[key] = options_of(self._shape_list[shape], cluster)
         return found
 
     def fit(self, deployment: ModelDeployment, cluster: ClusterView) -> Fit | None:
         """Place every engine of one replica on `cluster` against the ledger, without charging it."""
         trial = Trial(self.ledger)
-        engines: EnginePlacements = {}
-        for index, engine in enumerate(deployment.spec.engines):
-            option = self.options(deployment, index, cluster).choose(trial)
+        chosen = []
+        for engine in deployment.spec.engines:
+            option = choose(self.options(engine, cluster), trial)
             if option is None:
                 return None
-            for pool, nodes in option.needs().items():
-                trial.add(pool, nodes)
-            engines[engine.name] = option.placement()
-        return Fit(engines, dict(trial.charges))
+            trial.add(option.needs)
+            chosen.append((engine, option))
+        return Fit({engine.name: self.placements.of(engine, option) for engine, option in chosen}, trial.charges)
+
+    def hopeless(self, deployment: ModelDeployment, cluster: ClusterView) -> bool:
+        """After `fit` failed: whether no replica of this kind can ever fit the cluster again in
+        this run. Free nodes only shrink, so an engine that fits nowhere on its own never will; a
+        replica whose engines each fit alone may fit later (the greedy choice of an earlier engine
+        can change as pools fill), so only the first case is final."""
+        engines = deployment.spec.engines
+        return len(engines) == 1 or any(choose(self.options(engine, cluster), Trial(self.ledger)) is None
+                                        for engine in engines)
 
     def commit(self, deployment: ModelDeployment, cluster: str, index: int, fit: Fit) -> Replica:
         self.ledger.charge(deployment.key, fit.charges)
-        return Replica(deployment=deployment.key, cluster=cluster, index=index, engines=fit.engines)
+        return Replica.model_construct(deployment=deployment.key, cluster=cluster, index=index, engines=fit.engines)
+
+
+def _labels(labels: dict[str, str] | None) -> tuple[tuple[str, str], ...] | None:
+    return None if labels is None else tuple(sorted(labels.items()))

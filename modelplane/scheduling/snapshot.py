@@ -2,13 +2,15 @@
 
 Built once per `place()` from the validated `Fleet`: each class device becomes a `cel.Device`
 once (identical devices of different classes compare equal, so CEL work is shared), and each pool
-knows its class, its capacity in nodes and its fabric identity. Clusters are sorted by name; pools
-keep the order the platform team declared (their order of preference).
+knows its class, its capacity in nodes and its fabric identity. Clusters are sorted by name and
+numbered in that order (`position`); pools keep the order the platform team declared (their order
+of preference). `with_class` indexes the clusters by the classes of their pools, so a deployment
+looks only at clusters that have hardware it can use.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 
 from modelplane.api import Claim, ClassDevice, Fleet, InferenceCluster, Taint
@@ -48,6 +50,7 @@ class PoolView:
 @dataclass(frozen=True)
 class ClusterView:
     name: str
+    position: int
     labels: dict[str, str]
     taints: tuple[Taint, ...]
     pools: tuple[PoolView, ...]
@@ -65,9 +68,19 @@ class Snapshot:
     clusters: tuple[ClusterView, ...]
     classes: dict[str, tuple[DeviceView, ...]]
     """Each class's devices, shared by every pool of the class."""
+    with_class: dict[str, frozenset[int]] = field(init=False)
+    """Per class, the positions of the clusters that have a pool of it."""
+    position: dict[str, int] = field(init=False)
+    """Each cluster's position, by name."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_by_name", {cluster.name: cluster for cluster in self.clusters})
+        object.__setattr__(self, "position", {cluster.name: cluster.position for cluster in self.clusters})
+        with_class: dict[str, set[int]] = {}
+        for cluster in self.clusters:
+            for name in cluster.class_names:
+                with_class.setdefault(name, set()).add(cluster.position)
+        object.__setattr__(self, "with_class", {name: frozenset(found) for name, found in with_class.items()})
 
     def cluster(self, name: str) -> ClusterView | None:
         return self._by_name.get(name)  # type: ignore[attr-defined]
@@ -76,12 +89,13 @@ class Snapshot:
     def of(cls, fleet: Fleet) -> Snapshot:
         interned: dict[Device, Device] = {}
         devices = {c.name: tuple(DeviceView.of(d, interned) for d in c.spec.devices) for c in fleet.classes}
-        return cls(tuple(_cluster_view(cluster, devices) for cluster in fleet.clusters), devices)
+        return cls(tuple(_cluster_view(cluster, position, devices) for position, cluster in enumerate(fleet.clusters)),
+                   devices)
 
 
-def _cluster_view(cluster: InferenceCluster, devices: dict[str, tuple[DeviceView, ...]]) -> ClusterView:
+def _cluster_view(cluster: InferenceCluster, position: int, devices: dict[str, tuple[DeviceView, ...]]) -> ClusterView:
     pools = tuple(
         PoolView(cluster.name, pool.name, pool.class_name, pool.capacity, pool.fabric.identity,
                  devices.get(pool.class_name, ()))
         for pool in cluster.spec.node_pools)
-    return ClusterView(cluster.name, dict(cluster.labels), cluster.spec.taints, pools)
+    return ClusterView(cluster.name, position, dict(cluster.labels), cluster.spec.taints, pools)

@@ -5,7 +5,8 @@
 - re-planning with the previous result as state moves no replica;
 - adding clusters or unrelated deployments moves no existing replica;
 - a split engine charges each pool exactly what its members cost there, and is split only when no
-  single pool that fits the whole engine had room for it.
+  single pool that fits the whole engine had room for it;
+- the report's reasons for a deployment (worked out by kind of cluster) are the full diagnosis'.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from modelplane.api import Fleet, InferenceClass, InferenceCluster, ModelDeploym
 from modelplane.api.workload import NodeSelector
 from modelplane.scheduling import Placement, place
 from modelplane.scheduling import plan as plan_with_run
+from modelplane.scheduling.explain import Briefing, diagnose
 from tests.builders import (
     cluster,
     deployment,
@@ -215,3 +217,30 @@ def test_a_split_engine_charges_each_pool_its_members_cost_and_skips_no_single_p
 
 def split_classes() -> tuple[InferenceClass, ...]:
     return tuple(klass(name, gpu(memory=f"{memory}Mi", count=count)) for name, (memory, count) in SPLIT_CLASSES.items())
+
+
+@SETTINGS
+@given(clusters(), deployments(), st.booleans())
+def test_the_briefing_gives_the_full_diagnosis_reasons(cs, ds, split) -> None:
+    """`Briefing` (what the report keeps for a short deployment) equals `diagnose(...).reasons()`,
+    the reasons of a verdict per cluster, for every deployment against the final ledger."""
+    if split:
+        cs, ds = split_sample(cs, ds)
+    fleet = Fleet(clusters=tuple(cs), classes=split_classes() if split else CLASSES)
+    _, run = plan_with_run(fleet, Workloads(deployments=tuple(ds)))
+    briefing = Briefing(run)
+    for deployment in run.workloads.deployments:
+        assert briefing.reasons(deployment) == diagnose(run, deployment, {}).reasons()
+
+
+def split_sample(cs: list[InferenceCluster], ds: list[ModelDeployment]) -> tuple[list, list]:
+    """The same clusters on the split classes, and gangs whose members ask for different hardware."""
+    names = sorted(SPLIT_CLASSES)
+    moved = [cluster(c.name, *[pool(p.name, cls=names[i % len(names)], nodes=p.node_count)
+                              for i, p in enumerate(c.spec.node_pools)], labels=c.labels) for c in cs]
+    selectors = sorted(SPLIT_REQUESTS)
+    gangs = [deployment(d.name, {"name": "gang", "members": [
+        member("Leader", request(selectors[i % len(selectors)])),
+        member("Worker", request(selectors[(i + 1) % len(selectors)]), nodes=1)]}, replicas=d.spec.replicas)
+        for i, d in enumerate(ds)]
+    return moved, gangs
