@@ -1,11 +1,12 @@
 """Fit a markdown report into one pull-request comment: GitHub refuses bodies over 65,536 characters.
 
 `fit(head, sections, limit)` keeps `head` whole, then each section in order (most important
-first): whole when it fits in what is left, otherwise its opening lines, as many rows as fit, a note
-saying how many rows were left out and where to see them, and its closing lines (so a cut
-`<details>` block or table stays well formed). A section that cannot show even one row is left out
-with that note alone. Invariant: the result is at most `limit` characters whenever `head` and the
-notes fit, and the same input always gives the same text.
+first) whole while it fits, keeping room for a note on the sections after it. The first that does
+not fit keeps its opening lines, as many rows as fit, a note saying how many rows were left out and
+where to see everything, and its closing lines (so a cut `<details>` block or table stays well
+formed); one line then names what the sections after it would have shown. A section that cannot
+show even one row is named in that line instead. Invariant: the result is at most `limit`
+characters whenever `head` and that line fit, and the same input always gives the same text.
 """
 
 from __future__ import annotations
@@ -30,26 +31,37 @@ class Section:
 
 def fit(head: Sequence[str], sections: Sequence[Section], limit: int = GITHUB_COMMENT_LIMIT) -> str:
     lines = list(head)
-    used = _size(lines)
-    for section in sections:
+    for index, section in enumerate(sections):
+        rest = sections[index + 1:]
         whole = [*section.opening, *section.rows, *section.closing]
-        if used + _size(whole) <= limit:
+        if _size([*lines, *whole]) + _omitted_size(rest, limit) <= limit:
             lines += whole
-            used += _size(whole)
             continue
         note = f"*{{}} more {section.what} not shown: a comment holds at most {limit:,} characters; {FULL_OUTPUT}.*"
+        frame = [*section.opening, "", note.format(len(section.rows)), *section.closing]
+        budget = limit - _size([*lines, *frame]) - _omitted_size(rest, limit)
         kept: list[str] = []
-        budget = limit - used - _size([*section.opening, "", note.format(len(section.rows)), *section.closing])
         for row in section.rows:
             if _size([*kept, row]) > budget:
                 break
             kept.append(row)
-        cut = [*section.opening, *kept, "", note.format(len(section.rows) - len(kept)), *section.closing]
-        if not kept:
-            cut = ["", note.format(len(section.rows))]
-        lines += cut
-        used += _size(cut)
+        if kept:
+            lines += [*section.opening, *kept, "", note.format(len(section.rows) - len(kept)), *section.closing]
+            lines += ["", _omitted(rest, limit)] if rest else []
+        else:
+            lines += ["", _omitted(sections[index:], limit)]
+        break
     return "\n".join(lines) + "\n"
+
+
+def _omitted(sections: Sequence[Section], limit: int) -> str:
+    left_out = ", ".join(f"{len(section.rows)} {section.what}" for section in sections)
+    return f"*Not shown, to stay under {limit:,} characters: {left_out}; {FULL_OUTPUT}.*"
+
+
+def _omitted_size(sections: Sequence[Section], limit: int) -> int:
+    """Room to keep for the note on `sections` should they not fit (none when there are none)."""
+    return _size(["", _omitted(sections, limit)]) if sections else 0
 
 
 def _size(lines: Sequence[str]) -> int:

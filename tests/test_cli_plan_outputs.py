@@ -31,13 +31,21 @@ def many_deployments(directory: Path, count: int) -> str:
     return str(path)
 
 
-@pytest.mark.parametrize(("rows", "limit", "want"), [
-    (["a", "b"], 100, "h\n\na\nb\n"),
-    (["a" * 20] * 10, 150, f"h\n\n{'a' * 20}\n\n*9 more rows not shown"),
-    (["a" * 200], 150, "h\n\n*1 more rows not shown"),
+FULL = "`modelplane plan --format table` prints everything.*"
+
+
+@pytest.mark.parametrize(("sections", "limit", "want"), [
+    ([["a", "b"]], 100, "h\n\na\nb\n"),
+    ([["a" * 20] * 10], 150, f"h\n\n{'a' * 20}\n\n*9 more rows not shown: a comment holds at most 150 characters; "
+                             f"{FULL}\n"),
+    ([["a" * 200]], 150, f"h\n\n*Not shown, to stay under 150 characters: 1 rows; {FULL}\n"),
+    ([["a"], ["b" * 300], ["c"]], 200, f"h\n\na\n\n*Not shown, to stay under 200 characters: 1 rows, 1 rows; {FULL}\n"),
+    # 2 + 11 for h and the a's; the b's keep 260 - 13 - 120 (blank, blank, note) = 127 characters: 11 rows of 11
+    ([["a"] * 5, ["b" * 10] * 30], 260, "h\n\na\na\na\na\na\n\n" + "bbbbbbbbbb\n" * 11 + "\n*19 more rows not shown"),
 ])
-def test_fit_keeps_whole_sections_and_cuts_the_one_that_overflows(rows: list[str], limit: int, want: str) -> None:
-    text = fit(["h"], [Section(rows, "rows", opening=[""])], limit)
+def test_fit_keeps_whole_sections_and_cuts_the_first_that_overflows(sections: list[list[str]], limit: int,
+                                                                     want: str) -> None:
+    text = fit(["h"], [Section(rows, "rows", opening=[""]) for rows in sections], limit)
     assert text.startswith(want)
     assert len(text) <= limit
 
@@ -56,6 +64,7 @@ def test_a_thousand_deployments_fit_one_comment_changes_and_reasons_first(tmp_pa
 def old_vllm_pair(directory: Path) -> str:
     """The prefill/decode example on a vLLM image without NIXL: a compose warning per engine."""
     model = (EXAMPLES / "prefill-decode" / "model.yaml").read_text()
+    model = model.replace("key: HF_TOKEN}", "key: HF_TOKEN, optional: true}")  # no secret-not-created warning
     (directory / "model.yaml").write_text(model.replace("vllm/vllm-openai:v0.23.0", "vllm/vllm-openai:v0.10.0"))
     return str(directory / "model.yaml")
 

@@ -99,11 +99,32 @@ class GkeCluster(ProvisionedCluster):
     """The Kubernetes minor version (1.NN). Defaults to 1.34."""
 
 
+class EksAccessPolicy(StrEnum):
+    """The EKS access policies an access entry can be given, cluster-wide."""
+
+    VIEW = "AmazonEKSViewPolicy"
+    EDIT = "AmazonEKSEditPolicy"
+    ADMIN = "AmazonEKSAdminPolicy"
+    CLUSTER_ADMIN = "AmazonEKSClusterAdminPolicy"
+
+
+class EksAccessEntry(Model):
+    principal_arn: Annotated[Str, Field(pattern=r"^arn:aws[a-z-]*:iam::\d{12}:(role|user)/.+$")]
+    """The IAM role or user (arn:aws:iam::<account>:role/<name>), e.g. the role CI assumes for `pulumi preview`."""
+    policy: EksAccessPolicy
+    """The access policy it gets, cluster-wide. A `pulumi preview` sends server-side dry runs of every object the
+    stack manages, namespaces and cluster-scoped objects included, which Kubernetes authorizes like the writes they
+    simulate: AmazonEKSClusterAdminPolicy."""
+
+
 class EksCluster(ProvisionedCluster):
     region: Region
     """The AWS region (e.g. us-west-2)."""
     kubernetes_version: KubernetesVersion = "1.34"
     """The Kubernetes minor version (1.NN). Defaults to 1.34."""
+    access_entries: Annotated[tuple[EksAccessEntry, ...], Field(max_length=16)] = ()
+    """IAM principals besides the identity that runs `pulumi up` (which always gets cluster admin) that get an EKS
+    access entry: a CI role that previews the stack, an on-call role (at most 16)."""
 
 
 class AksCluster(ProvisionedCluster):

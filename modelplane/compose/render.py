@@ -14,15 +14,17 @@ Invariants (the contract the Pulumi layer and `plan --render` rely on):
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from modelplane.api import Manifests, Problem, ServingMode
 from modelplane.collector import collector_paused
 from modelplane.compose import cache, files, gateways, prefill_decode, routing, selectors, serving, stack
+from modelplane.compose import secrets as compose_secrets
 from modelplane.compose.findings import Finding, problem
 from modelplane.compose.replica import ReplicaContext
+from modelplane.compose.secrets import SecretKey
 from modelplane.compose.settings import Settings
 from modelplane.compose.stack import Addon
 from modelplane.compose.workloads import engine_objects
@@ -60,17 +62,23 @@ class Rendered:
 
 
 def render(manifests: Manifests, placement: Placement, settings: Settings = Settings(),
-           gateway_addresses: Mapping[str, str] | None = None) -> Rendered:
+           gateway_addresses: Mapping[str, str] | None = None, secrets: Collection[SecretKey] = ()) -> Rendered:
+    """`secrets`: the Secret keys stack config holds values for (`compose.secrets`)."""
     with collector_paused():
-        return _render(manifests, placement, settings, gateway_addresses or {})
+        return _render(manifests, placement, settings, gateway_addresses or {}, frozenset(secrets))
 
 
-def _render(manifests: Manifests, placement: Placement, settings: Settings, given: Mapping[str, str]) -> Rendered:
+def _render(manifests: Manifests, placement: Placement, settings: Settings, given: Mapping[str, str],
+            secrets: frozenset[SecretKey]) -> Rendered:
     fleet = manifests.fleet
     contexts = replica_contexts(manifests, placement, settings)
     objects: dict[str, list[dict]] = {cluster.name: [] for cluster in fleet.clusters}
     replica_objects(contexts, objects)
     cache_objects(manifests, settings, objects)
+    for cluster in fleet.clusters:
+        running = {ctx.deployment.key: ctx.deployment for ctx in contexts if ctx.cluster == cluster.name}
+        objects[cluster.name] += compose_secrets.secret_objects(cluster.name, list(running.values()),
+                                                                manifests.workloads, secrets)
     addresses = {cluster.name: given.get(cluster.name) or routing.address_placeholder(cluster.name)
                  for cluster in fleet.clusters}
     endpoints = [routing.endpoint_view(ctx, addresses[ctx.cluster]) for ctx in contexts]
@@ -80,8 +88,8 @@ def _render(manifests: Manifests, placement: Placement, settings: Settings, give
         gateway=unique_sorted(gateway),
         addons={cluster.name: gateways.cluster_stack(cluster, settings, fleet.gateway) for cluster in fleet.clusters},
         endpoints=tuple(endpoints),
-        warnings=tuple(sorted(problem(manifests, finding) for finding in (*manifest_findings(manifests, settings),
-                                                                          *found))))
+        warnings=tuple(sorted(problem(manifests, finding)
+                              for finding in (*manifest_findings(manifests, settings, secrets), *found))))
 
 
 def replica_objects(contexts: list[ReplicaContext], objects: dict[str, list[dict]]) -> None:
@@ -94,13 +102,15 @@ def replica_objects(contexts: list[ReplicaContext], objects: dict[str, list[dict
                                  else serving.unified_objects(ctx))
 
 
-def manifest_findings(manifests: Manifests, settings: Settings) -> list[Finding]:
+def manifest_findings(manifests: Manifests, settings: Settings, secrets: Collection[SecretKey]) -> list[Finding]:
     """The warnings that do not depend on the placement: every prefill/decode deployment's (placed or
-    not), where ModelCache volumes have no ReadWriteMany class, selectors no published device satisfies."""
+    not), where ModelCache volumes have no ReadWriteMany class, selectors no published device
+    satisfies, Secrets engines read that the stack does not create."""
     pairs = [d for d in manifests.workloads.deployments if d.spec.serving.mode is ServingMode.PREFILL_DECODE]
     return [*(Finding(deployment, loc, message, code) for deployment in pairs
               for loc, message, code in prefill_decode.warnings(deployment)),
-            *cache.storage_findings(manifests, settings), *selectors.unsatisfiable(manifests)]
+            *cache.storage_findings(manifests, settings), *selectors.unsatisfiable(manifests),
+            *compose_secrets.findings(manifests.workloads, secrets)]
 
 
 def cache_objects(manifests: Manifests, settings: Settings, objects: dict[str, list[dict]]) -> None:
@@ -113,13 +123,13 @@ def cache_objects(manifests: Manifests, settings: Settings, objects: dict[str, l
             objects[name] += [stack.namespace(model_cache.namespace), *cache.cache_objects(model_cache, cluster, settings)]
 
 
-def plan_warnings(manifests: Manifests, placement: Placement | None = None,
-                  settings: Settings = Settings()) -> tuple[Problem, ...]:
+def plan_warnings(manifests: Manifests, placement: Placement | None = None, settings: Settings = Settings(),
+                  secrets: Collection[SecretKey] = ()) -> tuple[Problem, ...]:
     """The warnings `render` gives, without rendering the workloads: with a placement, exactly
     `render(...).warnings` (`modelplane plan` prints the same whether or not it renders); without one
     (`modelplane validate`), only those that do not depend on it."""
     with collector_paused():
-        findings = manifest_findings(manifests, settings)
+        findings = manifest_findings(manifests, settings, secrets)
         if placement is not None:
             contexts = replica_contexts(manifests, placement, settings)
             addresses = {c.name: routing.address_placeholder(c.name) for c in manifests.fleet.clusters}

@@ -6,6 +6,11 @@ Invariants:
   `replicas = copies`, `size = 1 + worker.nodes`, the leader template from the Leader member and
   the worker template from the Worker member; a failed pod restarts its whole group.
 - Both use `pods.pod_template`, and each claiming member adds its ResourceClaimTemplate.
+- Rollouts never need a node the placement did not reserve: the ledger charges a member exactly
+  pods x copies nodes of its pool, so an update replaces copies one at a time (`maxSurge: 0`,
+  `maxUnavailable: 1`, for a Deployment and a LeaderWorkerSet alike) instead of starting a surge
+  copy first, which on a full pool would wait forever for a node. A replica with one copy is down
+  while its pod restarts; the fleet route keeps serving from the deployment's other replicas.
 """
 
 from __future__ import annotations
@@ -14,6 +19,8 @@ from modelplane.api import Engine, Role
 from modelplane.compose import claims
 from modelplane.compose.pods import pod_template
 from modelplane.compose.replica import ReplicaContext
+
+NO_SURGE = {"maxSurge": 0, "maxUnavailable": 1}
 
 
 def engine_objects(ctx: ReplicaContext, engine: Engine) -> list[dict]:
@@ -29,6 +36,7 @@ def engine_objects(ctx: ReplicaContext, engine: Engine) -> list[dict]:
         worker = members[Role.WORKER]
         objects.append({"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet", "metadata": metadata,
                         "spec": {"replicas": engine.copies, "startupPolicy": "LeaderCreated",
+                                 "rolloutStrategy": {"type": "RollingUpdate", "rollingUpdateConfiguration": NO_SURGE},
                                  "leaderWorkerTemplate": {"size": 1 + worker.pods,
                                                           "restartPolicy": "RecreateGroupOnPodRestart",
                                                           "leaderTemplate": templates[Role.LEADER],
@@ -36,5 +44,6 @@ def engine_objects(ctx: ReplicaContext, engine: Engine) -> list[dict]:
     else:
         objects.append({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": metadata,
                         "spec": {"replicas": engine.copies, "selector": {"matchLabels": ctx.engine_selector(engine)},
+                                 "strategy": {"type": "RollingUpdate", "rollingUpdate": NO_SURGE},
                                  "template": templates[Role.STANDALONE]}})
     return objects

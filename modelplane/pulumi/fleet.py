@@ -140,7 +140,7 @@ class Modelplane(pulumi.ComponentResource):
         control = args.get("control_cluster")
 
         def converge(placement: Placement) -> dict[str, Any]:
-            rendered = render(manifests, placement, settings)
+            rendered = render(manifests, placement, settings, secrets=list(args.get("secrets", {})))
             assert all(addons == self.serving_stacks[cluster].addons for cluster, addons in rendered.addons.items()), (
                 "compose's serving stack no longer matches `cluster_stack(cluster, settings, gateway)`, which the "
                 "ServingStacks were registered from before the placement was known")

@@ -23,9 +23,13 @@ def sources(example: str, old: str = "", new: str = "") -> list[tuple[str, str]]
 
 CASES = [
     ("a NIXL-less image in each engine of a prefill/decode pair",
-     sources("prefill-decode", "vllm/vllm-openai:v0.23.0", "vllm/vllm-openai:v0.10.0"), ["pd-no-nixl"] * 2),
+     sources("prefill-decode", "vllm/vllm-openai:v0.23.0", "vllm/vllm-openai:v0.10.0"),
+     ["pd-no-nixl", "secret-not-created"] * 2),
     ("the decode engine on the routing sidecar's port",
-     sources("prefill-decode", "--port=8200", "--port=8000"), ["pd-port-conflict"]),
+     sources("prefill-decode", "--port=8200", "--port=8000"),
+     ["secret-not-created", "pd-port-conflict", "secret-not-created"]),
+    ("a Secret the engines read only if it exists", sources("prefill-decode", "key: HF_TOKEN}", "key: HF_TOKEN, "
+                                                            "optional: true}"), []),
     ("an attribute name with a typo", sources("qwen3-8b", L4_SELECTOR, 'device.attributes["gpu.nvidia.com"].archtecture '
                                               '== "Ada Lovelace"'), ["selector-matches-no-device"]),
     ("a quantity written as 40GB",
@@ -61,3 +65,16 @@ def test_a_service_that_selects_no_replica_warns_only_with_a_placement() -> None
     assert [w.code for w in plan_warnings(manifests)] == []
     assert [w.code for w in plan_warnings(manifests, placement)] == ["service-empty", "service-selects-nothing"]
     assert plan_warnings(manifests, placement) == render(manifests, placement).warnings
+
+
+def test_a_secret_stack_config_holds_is_created_where_its_readers_run_and_not_warned_about() -> None:
+    manifests = load_sources(sources("prefill-decode"))
+    placement = place(manifests.fleet, manifests.workloads)
+    configured = [("ml-team", "hf-token", "HF_TOKEN")]
+    rendered = render(manifests, placement, secrets=configured)
+    secrets = [(cluster, m["metadata"]["name"], m["stringData"]) for cluster, objects in rendered.clusters.items()
+               for m in objects if m["kind"] == "Secret"]
+    assert secrets == [("gke-us-east", "hf-token", {"HF_TOKEN": "modelplane-secret:ml-team/hf-token/HF_TOKEN"})]
+    assert rendered.warnings == plan_warnings(manifests, placement, secrets=configured) == ()
+    assert [w.message.split(", which")[0] for w in plan_warnings(manifests)] == [
+        "reads Secret ml-team/hf-token key 'HF_TOKEN'"] * 2

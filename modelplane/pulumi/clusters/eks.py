@@ -10,7 +10,8 @@ What it builds, and why each setting:
 - IAM roles: the cluster role (AmazonEKSClusterPolicy), the node role (worker, CNI and ECR read-only
   policies), and an EFS CSI driver role assumed through EKS Pod Identity.
 - The cluster, with access entries (`authentication_mode: API`) and admin access for the identity
-  that creates it, so `aws eks get-token` works for whoever runs `pulumi up`.
+  that creates it, so `aws eks get-token` works for whoever runs `pulumi up`; the manifest's
+  `accessEntries` (a CI role that previews) get their own entry and policy, cluster-wide.
 - A system node group (standard AL2023) and one managed node group per GPU pool from its class's
   `provisioning.eks`: `AL2023_x86_64_NVIDIA` AMI (NVIDIA driver included), instance type, disk,
   scaling between the pool's floor and ceiling, the pool's subnets by zone, node labels, and the
@@ -95,6 +96,9 @@ class EksClusterArgs(TypedDict):
     """Name of the ReadWriteMany StorageClass created for ModelCache volumes. Default: modelplane-rwx."""
     system_instance_type: NotRequired[str]
     """Instance type of the system node group (2 nodes, 1-3). Default: m6i.large."""
+    access_entries: NotRequired[Sequence[tuple[str, str]]]
+    """(IAM principal ARN, EKS access policy name) pairs that get an access entry with that policy,
+    cluster-wide (a CI role that previews the stack). Default: none."""
 
 
 def eks_args(cluster: ClusterManifest, fleet: Fleet) -> EksClusterArgs:
@@ -108,7 +112,8 @@ def eks_args(cluster: ClusterManifest, fleet: Fleet) -> EksClusterArgs:
         block = pool.capacity_block.capacity_reservation_id if pool.capacity_block else None
         pools.append({**machine_pool(pool, machine.instance_type, machine.disk_size_gb, machine.accelerator),
                       "capacity_reservation_id": block})
-    return {"name": cluster.name, "region": eks.region, "kubernetes_version": eks.kubernetes_version, "pools": pools}
+    return {"name": cluster.name, "region": eks.region, "kubernetes_version": eks.kubernetes_version, "pools": pools,
+            "access_entries": [(entry.principal_arn, str(entry.policy)) for entry in eks.access_entries]}
 
 
 def build(name: str, manifest: ClusterManifest, inputs: ClusterInputs, opts: ResourceOptions) -> EksCluster:
@@ -162,6 +167,7 @@ class EksCluster(ClusterComponent):
             opts=ResourceOptions.merge(self._child, ResourceOptions(depends_on=nodes_ready)))
         self.node_groups = {pool["name"]: self._gpu_group(name, pool, node_role, nodes_ready, private)
                             for pool in args["pools"]}
+        self._access_entries(name, args.get("access_entries", ()))
         file_system = self._efs(name, vpc, vpc_cidr, private, system)
 
         endpoint, ca = self.cluster.endpoint, self.cluster.certificate_authority.data
@@ -173,6 +179,16 @@ class EksCluster(ClusterComponent):
                           self.provider, self, self.cluster)
         self.anchor = self.cluster
         self.register_outputs({"kubeconfig": self.kubeconfig, "endpoint": endpoint})
+
+    def _access_entries(self, name: str, entries: Sequence[tuple[str, str]]) -> None:
+        """An access entry per principal with its policy cluster-wide (`authentication_mode: API`)."""
+        for index, (principal, policy) in enumerate(entries):
+            entry = aws.eks.AccessEntry(f"{name}-access-{index}", cluster_name=self.cluster.name, principal_arn=principal,
+                                        opts=self._child)
+            aws.eks.AccessPolicyAssociation(
+                f"{name}-access-{index}-policy", cluster_name=self.cluster.name, principal_arn=entry.principal_arn,
+                policy_arn=f"arn:aws:eks::aws:cluster-access-policy/{policy}", access_scope={"type": "cluster"},
+                opts=self._child)
 
     def _network(self, name: str, cluster: str, cidr: str, zones: list[str]
                  ) -> tuple[aws.ec2.Vpc, dict[str, aws.ec2.Subnet], dict[str, aws.ec2.Subnet]]:

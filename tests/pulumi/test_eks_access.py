@@ -1,0 +1,60 @@
+"""EKS access entries under `pulumi.runtime.set_mocks`: a principal the manifest names (the CI role
+that runs `pulumi preview`) gets an access entry and its policy, cluster-wide; a bad ARN is a
+manifest error with its field path."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from modelplane.api import ManifestErrors, load_sources
+from tests.pulumi.harness import unwrap
+from tests.pulumi.test_clouds import EXAMPLE, CloudEngine, build_fleet
+
+CI_ROLE = "arn:aws:iam::123456789012:role/github-preview"
+ENTRIES = f"""      region: us-east-2
+      accessEntries:
+      - principalArn: {CI_ROLE}
+        policy: AmazonEKSClusterAdminPolicy
+"""
+
+
+def fleet_text(entries: str) -> list[tuple[str, str]]:
+    sources = [(str(path), path.read_text()) for path in sorted(EXAMPLE.glob("*.yaml"))]
+    return [(name, text.replace("      region: us-east-2\n", entries)) for name, text in sources]
+
+
+@pytest.fixture(scope="module")
+def engine() -> CloudEngine:
+    engine = CloudEngine()
+    build_fleet(engine, load_sources(fleet_text(ENTRIES)))
+    return engine
+
+
+@pytest.mark.parametrize(("name", "want"), [
+    ("eks-us-east-eks-access-0", {"clusterName": "eks-us-east", "principalArn": CI_ROLE}),
+    ("eks-us-east-eks-access-0-policy", {
+        "clusterName": "eks-us-east", "principalArn": CI_ROLE, "accessScope": {"type": "cluster"},
+        "policyArn": "arn:aws:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy"}),
+])
+def test_a_named_principal_gets_an_access_entry_and_its_policy(engine: CloudEngine, name: str,
+                                                                want: dict[str, Any]) -> None:
+    inputs = unwrap(engine.named(name).inputs)
+    assert {key: inputs.get(key) for key in want} == want
+
+
+def test_without_entries_no_access_entry_is_registered() -> None:
+    engine = CloudEngine()
+    build_fleet(engine)
+    assert [r.name for r in engine.registered if r.typ.startswith("aws:eks/access")] == []
+
+
+@pytest.mark.parametrize(("entry", "field"), [
+    ("      - principalArn: github-preview\n        policy: AmazonEKSViewPolicy\n", "principalArn"),
+    (f"      - principalArn: {CI_ROLE}\n        policy: Owner\n", "policy"),
+])
+def test_a_bad_entry_is_a_manifest_error_at_its_field(entry: str, field: str) -> None:
+    with pytest.raises(ManifestErrors) as errors:
+        load_sources(fleet_text(f"      region: us-east-2\n      accessEntries:\n{entry}"))
+    assert [str(e).split(": ")[2] for e in errors.value.errors] == [f"spec.cluster.eks.accessEntries[0].{field}"]
