@@ -78,6 +78,13 @@ def _parser() -> argparse.ArgumentParser:
     explain.add_argument("--state", metavar="FILE", help="a previous `plan --format json` output to retain from")
     explain.set_defaults(command=_explain)
 
+    capacity = commands.add_parser("capacity", help="suggest the smallest capacity changes that place every short "
+                                                    "deployment, as --what-if edits")
+    capacity.add_argument("paths", nargs="+", metavar="PATH", help="manifest files or directories")
+    capacity.add_argument("--state", metavar="FILE", help="a previous `plan --format json` output to retain from")
+    capacity.add_argument("--format", choices=("table", "json"), default="table")
+    capacity.set_defaults(command=_capacity)
+
     crds = commands.add_parser("crds", help="print the CustomResourceDefinitions of every modelplane.ai kind")
     crds.set_defaults(command=_crds)
 
@@ -121,6 +128,7 @@ def _plan(args: argparse.Namespace) -> int:
     from modelplane import report
     from modelplane.compose import plan_warnings
     from modelplane.scheduling import place
+    from modelplane.scheduling.cost import placement_cost, priced
     from modelplane.scheduling.diff import diff
 
     manifests = _load(args.paths, args.strict)
@@ -129,6 +137,8 @@ def _plan(args: argparse.Namespace) -> int:
         return _what_if(args, manifests, previous)
     placement = place(manifests.fleet, manifests.workloads, previous)
     changes = diff(previous, placement, manifests.fleet, manifests.fleet) if previous is not None else None
+    cost = placement_cost(manifests.fleet, placement) if priced(manifests.fleet) else None
+    cost_before = placement_cost(manifests.fleet, previous) if cost and previous else None
     if args.format == "json":
         document = placement.to_json() | ({"changes": changes.to_json()} if changes else {})
         text = json.dumps(document, indent=2, sort_keys=True) + "\n"
@@ -138,9 +148,10 @@ def _plan(args: argparse.Namespace) -> int:
     for warning in found:
         print(warning, file=sys.stderr)
     if args.format == "markdown":
-        text = report.markdown(manifests.fleet, placement, changes, (*manifests.warnings, *found))
+        text = report.markdown(manifests.fleet, placement, changes, (*manifests.warnings, *found), cost=cost,
+                               cost_before=cost_before)
     elif args.format == "table":
-        text = report.table(manifests.fleet, placement, changes)
+        text = report.table(manifests.fleet, placement, changes, cost, cost_before)
     _write(text, args.out)
     short = any(status.short for status in placement.deployments.values())
     return SHORT if args.fail_on_short and short else 0
@@ -148,7 +159,9 @@ def _plan(args: argparse.Namespace) -> int:
 
 def _what_if(args: argparse.Namespace, manifests: Manifests, previous: Placement | None) -> int:
     from modelplane import changes_report
+    from modelplane.cost_report import comparison
     from modelplane.scheduling import place
+    from modelplane.scheduling.cost import placement_cost, priced
     from modelplane.scheduling.diff import diff
     from modelplane.scheduling.whatif import EditError, apply_edits, parse_edit
 
@@ -163,14 +176,18 @@ def _what_if(args: argparse.Namespace, manifests: Manifests, previous: Placement
     before = place(manifests.fleet, manifests.workloads, previous)
     after = place(fleet, workloads, previous)
     changes = diff(before, after, manifests.fleet, fleet)
+    cost = ""
+    if priced(manifests.fleet) or priced(fleet):
+        cost = comparison(placement_cost(manifests.fleet, before), placement_cost(fleet, after))
     if args.format == "json":
         document = {"before": before.to_json(), "after": after.to_json(), "changes": changes.to_json()}
         text = json.dumps(document, indent=2, sort_keys=True) + "\n"
     elif args.format == "markdown":
         text = "\n".join(["### Modelplane what-if", "", "Edits: " + ", ".join(f"`{e}`" for e in edits), "",
-                          *changes_report.markdown(changes)]) + "\n"
+                          *([cost, ""] if cost else []), *changes_report.markdown(changes)]) + "\n"
     else:
         text = f"WHAT-IF: {'; '.join(map(str, edits))}\n{changes_report.table(changes)}"
+        text += f"\n{cost}\n" if cost else ""
     _write(text, args.out)
     return 0
 
@@ -185,6 +202,19 @@ def _explain(args: argparse.Namespace) -> int:
         declared = ", ".join(d.key for d in manifests.workloads.deployments) or "none"
         raise InputError(f"no ModelDeployment {args.deployment!r} in the manifests (declared: {declared})") from None
     print("\n".join(explanation.lines()))
+    return 0
+
+
+def _capacity(args: argparse.Namespace) -> int:
+    from modelplane import capacity_report
+    from modelplane.scheduling.capacity import suggest
+
+    manifests = _load(args.paths)
+    found = suggest(manifests.fleet, manifests.workloads, _state(args.state))
+    if args.format == "json":
+        sys.stdout.write(json.dumps(found.to_json(), indent=2, sort_keys=True) + "\n")
+    else:
+        sys.stdout.write(capacity_report.table(found))
     return 0
 
 

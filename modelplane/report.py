@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from modelplane.api import Fleet, Problem
 from modelplane.comment import GITHUB_COMMENT_LIMIT, Section, fit
 from modelplane.scheduling import Placement, Replica
+from modelplane.scheduling.cost import FleetCost
 from modelplane.scheduling.diff import Change, PlacementDiff, ReplicaChange
 
 
@@ -31,9 +32,11 @@ def where(replica: Replica) -> str:
     return f"{replica.cluster}#{replica.index} ({engines})"
 
 
-def table(fleet: Fleet, placement: Placement, changes: PlacementDiff | None = None) -> str:
+def table(fleet: Fleet, placement: Placement, changes: PlacementDiff | None = None,
+          cost: FleetCost | None = None, cost_before: FleetCost | None = None) -> str:
     """The fleet's pools and every deployment's replicas; with `changes` (a plan against `--state`), the
-    changes first and each replica marked (a CHANGE column, removed replicas included)."""
+    changes first and each replica marked (a CHANGE column, removed replicas included); with `cost`
+    (when classes have prices), the cost per hour last, against `cost_before` when given."""
     pools = [("CLUSTER", "POOL", "CLASS", "NODES USED", "FREE")]
     pools += [(c, p, k, f"{u}/{cap}", str(cap - u)) for c, p, k, u, cap in pool_usage(fleet, placement)]
     # The CHANGE column goes before WHERE, whose short reasons are long lines.
@@ -49,20 +52,31 @@ def table(fleet: Fleet, placement: Placement, changes: PlacementDiff | None = No
         from modelplane import changes_report  # it renders with this module's helpers
 
         head = f"{changes_report.table(changes)}\n"
-    return f"{head}{columns(pools)}\n\n{columns(deployments)}\n"
+    tail = ""
+    if cost:
+        from modelplane import cost_report
+
+        tail = f"\n{cost_report.table(cost, cost_before)}"
+    return f"{head}{columns(pools)}\n\n{columns(deployments)}\n{tail}"
 
 
 def markdown(fleet: Fleet, placement: Placement, changes: PlacementDiff | None = None,
-             warnings: Sequence[Problem] = (), limit: int = GITHUB_COMMENT_LIMIT) -> str:
-    """The pull-request comment, at most `limit` characters: the summary, then the changes, the
-    warnings, why each short deployment is short, and the full placement and pools collapsed; each
-    part cut, with a note, when the ones before it leave too little room (`modelplane.comment`)."""
+             warnings: Sequence[Problem] = (), limit: int = GITHUB_COMMENT_LIMIT,
+             cost: FleetCost | None = None, cost_before: FleetCost | None = None) -> str:
+    """The pull-request comment, at most `limit` characters: the summary (with `cost`, the fleet's cost
+    and its change against `cost_before`), then the changes, the warnings, why each short deployment
+    is short, and the full placement, pools and costs collapsed; each part cut, with a note, when the
+    ones before it leave too little room (`modelplane.comment`)."""
     short = [key for key, status in placement.deployments.items() if status.short]
     total = sum(s.desired for s in placement.deployments.values())
     head = ["### Modelplane placement", "",
             f"{len(placement.replicas)}/{total} replicas scheduled across {len(fleet.clusters)} clusters"
             + (f"; **{len(short)} deployment(s) short**" if short else "")
             + (f"; {len(warnings)} warning(s)" if warnings else "") + "."]
+    if cost:
+        from modelplane import cost_report
+
+        head += ["", cost_report.comparison(cost_before, cost)]
     sections = []
     if changes:
         from modelplane import changes_report
@@ -91,6 +105,10 @@ def markdown(fleet: Fleet, placement: Placement, changes: PlacementDiff | None =
                             opening=["", f"<details><summary>Pools: {len(pools)}</summary>", "",
                                      "| Cluster | Pool | Class | Nodes used | Free |", "|---|---|---|---|---|"],
                             closing=["", "</details>"]))
+    if cost:
+        sections.append(Section(cost_report.markdown(cost), "costs", opening=[
+            "", "<details><summary>Cost per hour</summary>", "", "| Cluster or deployment | Per hour |", "|---|---|"],
+            closing=["", "</details>"]))
     return fit(head, sections, limit)
 
 

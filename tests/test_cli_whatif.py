@@ -119,8 +119,9 @@ def test_a_drain_prints_moves_pools_and_who_becomes_short(capsys: pytest.Capture
 def test_a_what_if_in_markdown_lists_the_edits_and_the_changes(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "plan", str(DEMO), "--what-if", "replicas ml-team/qwen3-8b=3", "--format", "markdown")
     assert code == 0
-    assert out.splitlines()[:8] == [
+    assert out.splitlines()[:10] == [
         "### Modelplane what-if", "", "Edits: `replicas ml-team/qwen3-8b=3`", "",
+        "Fleet cost: 181.96 USD/h + 4 unpriced node(s) -> 280.28 USD/h + 4 unpriced node(s), +98.32 USD/h", "",
         "#### Changes: 1 to create, 0 to move, 0 to remove", "",
         "| Deployment | Replicas | Change |", "|---|---|---|"]
     assert "| `ml-team/qwen3-8b` | 2/2 -> 3/3 | create `eks-us-west#1 (qwen3-8b: h100)` |" in out
@@ -201,3 +202,26 @@ def test_the_readme_shows_what_a_drain_prints(capsys: pytest.CaptureFixture[str]
     shown = readme.split(f"$ {command}\n", 1)[1].split("```", 1)[0]
     argv = [str(EXAMPLES.parent / arg) if arg.startswith("examples/") else arg for arg in shlex.split(command)[1:]]
     assert run(capsys, *argv)[1] == shown
+
+
+SCALED = [str(EXAMPLES / "qwen3-8b" / "fleet.yaml"), str(EXAMPLES / "scaled.yaml")]
+
+
+def test_capacity_prints_what_if_edits_that_place_the_short_deployment(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "capacity", *SCALED, "--format", "json")
+    assert code == 0
+    found = json.loads(out)
+    assert found == {"suggestions": [{"deployments": ["ml-team/qwen3-8b"], "edits": ["pool starter/l4 nodes=3"],
+                                      "addedNodes": 1, "addedCostPerHour": "0.8536 USD"}], "unplaceable": []}
+    for suggestion in found["suggestions"]:
+        flags = [arg for edit in suggestion["edits"] for arg in ("--what-if", edit)]
+        after = json.loads(run(capsys, "plan", *SCALED, *flags, "--format", "json")[1])["after"]
+        assert all(after["deployments"][key]["scheduled"] == after["deployments"][key]["desired"]
+                   for key in suggestion["deployments"])
+
+
+def test_the_readme_shows_what_capacity_prints(capsys: pytest.CaptureFixture[str]) -> None:
+    command = "modelplane capacity examples/qwen3-8b/fleet.yaml examples/scaled.yaml"
+    readme = (EXAMPLES.parent / "README.md").read_text()
+    shown = readme.split(f"$ {command}\n", 1)[1].split("```", 1)[0]
+    assert run(capsys, "capacity", *SCALED)[1] == shown

@@ -13,9 +13,10 @@ Rules that concern one object live here as validators; rules across objects live
 from __future__ import annotations
 
 import re
+from decimal import Decimal
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, Field, field_validator, model_validator
+from pydantic import AfterValidator, BeforeValidator, Field, field_validator, model_validator
 
 from modelplane.api.base import (
     API_VERSION,
@@ -122,6 +123,40 @@ class ClassDevice(Model):
         return self
 
 
+_PRICE = re.compile(r"^[0-9]{1,9}(\.[0-9]{1,6})?$")
+_CURRENCY = re.compile(r"^[A-Z]{3}$")
+
+
+def check_price(value: object) -> object:
+    """A decimal string: a YAML number would be read as a binary float (and lose digits)."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        raise ValueError(f"write the price as a decimal string, perNodeHour: \"{value}\" (a YAML number is read as "
+                         "a binary float)")
+    if isinstance(value, str) and not _PRICE.match(value):
+        raise ValueError(f"{value!r} is not a price: use a decimal string of at most 9 digits before and 6 after "
+                         "the point, such as \"3.67\" (the amount per node per hour, not negative)")
+    return value
+
+
+def check_currency(value: str) -> str:
+    if not _CURRENCY.match(value):
+        raise ValueError(f"{value!r} is not an ISO 4217 currency code: use three capital letters, such as USD or EUR")
+    return value
+
+
+class Pricing(Model):
+    """What one node of the class costs; `plan` adds it up per deployment, cluster and fleet."""
+
+    per_node_hour: Annotated[Str, BeforeValidator(check_price), checked_string(16, _PRICE.pattern)]
+    """The price of one node for one hour, as a decimal string (e.g. "40.96")."""
+    currency: Annotated[Str, AfterValidator(check_currency), checked_string(3, _CURRENCY.pattern)] = "USD"
+    """The ISO 4217 code of the price's currency. Defaults to USD."""
+
+    @property
+    def amount(self) -> Decimal:
+        return Decimal(self.per_node_hour)
+
+
 class InferenceClassSpec(Model):
     description: Str | None = None
     """Free text for people: what the hardware is."""
@@ -130,6 +165,8 @@ class InferenceClassSpec(Model):
     provisioning: Provisioning | None = None
     """How a node of the class is created on a cloud (machine shape, accelerator); required for the pools of
     provisioned clusters, unused on Existing ones."""
+    pricing: Pricing | None = None
+    """What a node of the class costs per hour; without it the class's nodes are shown as unpriced."""
 
     @field_validator("devices")
     @classmethod

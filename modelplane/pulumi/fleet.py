@@ -35,6 +35,7 @@ from modelplane.pulumi.serving import ServingStack
 from modelplane.pulumi.workloads import Target, register_placed
 from modelplane.report import where
 from modelplane.scheduling import Placement
+from modelplane.scheduling.cost import placement_cost
 
 if TYPE_CHECKING:
     from modelplane.pulumi.control_cluster import ControlCluster
@@ -94,6 +95,11 @@ class Modelplane(pulumi.ComponentResource):
     (empty without a gateway)."""
     gateway_addresses: pulumi.Output[dict[str, str]]
     """Cluster -> the external address of its inference Gateway."""
+    fleet_cost_per_hour: pulumi.Output[dict[str, Any]]
+    """What the fleet costs per hour from its classes' `spec.pricing` (`modelplane.scheduling.cost`):
+    `{"perHour": {"USD": "181.96"}, "unpricedNodes": 4}`."""
+    deployment_cost_per_hour: pulumi.Output[dict[str, Any]]
+    """Deployment -> what the nodes it holds cost per hour, in the same shape."""
 
     def __init__(self, name: str, args: ModelplaneArgs, opts: ResourceOptions | None = None):
         super().__init__("modelplane:index:Modelplane", name, {}, opts)
@@ -163,8 +169,13 @@ class Modelplane(pulumi.ComponentResource):
         self.gateway_address = address
         self.gateway_addresses = pulumi.Output.all(
             **{cluster: stack.gateway_address for cluster, stack in self.serving_stacks.items()})
+        cost = known_placement(self.placement.placement).apply(lambda placement: placement_cost(fleet, placement))
+        self.fleet_cost_per_hour = cost.apply(lambda c: c.fleet.to_json())
+        self.deployment_cost_per_hour = cost.apply(lambda c: {key: d.to_json() for key, d in c.deployments.items()})
         self.register_outputs({"placement": self.placement_summary, "serviceUrls": self.service_urls,
-                               "gatewayAddress": self.gateway_address, "gatewayAddresses": self.gateway_addresses})
+                               "gatewayAddress": self.gateway_address, "gatewayAddresses": self.gateway_addresses,
+                               "fleetCostPerHour": self.fleet_cost_per_hour,
+                               "deploymentCostPerHour": self.deployment_cost_per_hour})
 
 
 def summary(placement: Placement, workloads: Workloads) -> dict[str, Any]:

@@ -187,11 +187,21 @@ def test_stack_outputs(up: Run) -> None:
                                          "ml-team/qwen3": "http://34.120.0.99/ml-team/qwen3/"}
     assert up.outputs["gatewayAddresses"] == {"eks-us-west": "a1.elb.us-west-2.amazonaws.com",
                                               "gke-us-central": "34.120.0.1", "onprem-us-east": "10.40.0.5"}
+    assert up.outputs["fleetCostPerHour"] == expected_fleet_cost()
+    assert up.outputs["deploymentCostPerHour"]["ml-team/qwen3-8b"] == {
+        "perHour": {"USD": "41.8200"}, "unpricedNodes": 0}, "an A100 node (40.9664) and an L4 node (0.8536)"
+
+
+def expected_fleet_cost() -> dict[str, object]:
+    """EKS: 2 p4de nodes x 40.9664 + 1 p5 node x 98.32; GKE: 2 L4 nodes x 0.8536; the on-prem H200
+    pool's 4 nodes have no price."""
+    return {"perHour": {"USD": "181.9600"}, "unpricedNodes": 4}
 
 
 def test_preview_of_a_new_stack_shows_the_placement_with_unknown_clusters(preview: Run) -> None:
     assert preview.engine.calls == ["check"], "a preview checks the placement and creates nothing"
-    assert preview.outputs == {"placement": expected_summary()}
+    assert preview.outputs["placement"] == expected_summary()
+    assert preview.outputs["fleetCostPerHour"] == expected_fleet_cost(), "the cost is known at preview too"
     providers = {r.name: r.inputs for r in preview.engine.of_type("pulumi:providers:kubernetes")}
     assert {name: inputs["clusterIdentifier"] for name, inputs in providers.items()} == {
         "eks-us-west-eks-k8s": "modelplane-eks-us-west", "gke-us-central-gke-k8s": "modelplane-gke-us-central",

@@ -1,0 +1,94 @@
+"""Capacity suggestions: the smallest changes that place short deployments, and that they really do."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from modelplane.api import Fleet, Workloads
+from modelplane.scheduling import place
+from modelplane.scheduling.capacity import suggest
+from modelplane.scheduling.whatif import apply_edits
+from tests.builders import cluster, deployment, fleet, gang, gpu, klass, pool, request, standalone, workloads
+from tests.scheduling.test_cost import priced_class
+from tests.scheduling.test_properties import CLASSES, clusters, deployments
+
+ADA = 'device.attributes["gpu.nvidia.com"].architecture == "Ada Lovelace"'
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    fleet: Fleet
+    workloads: Workloads
+    want: list[tuple[list[str], list[str], int, str | None]]
+    """(deployments, edits, added nodes, added cost per hour), best first."""
+    unplaceable: tuple[str, ...] = ()
+
+
+CASES = [
+    Case("a gang that needs two more nodes in one pool: raise it by two (a second pool of its class would be the "
+         "same hardware)",
+         fleet(cluster("b", pool("gpu", nodes=0))), workloads(deployment("g", gang(workers=1))),
+         [(["ml/g"], ["pool b/gpu nodes=2"], 2, None)]),
+    Case("a deployment whose only matching class is in no cluster yet gets a pool of it",
+         fleet(cluster("a", pool("gpu", nodes=1)), classes=(klass("h100"), klass("l4", gpu(arch="Ada Lovelace")))),
+         workloads(deployment("d", standalone(request(ADA)))),
+         [(["ml/d"], ["pool a/l4 class=l4 nodes=1"], 1, None)]),
+    Case("an autoscaling pool is raised by its maxNodeCount",
+         fleet(cluster("a", pool("gpu", nodes=1, max_nodes=2))), workloads(deployment("d", replicas=3)),
+         [(["ml/d"], ["pool a/gpu nodes=3"], 1, None)]),
+    Case("the cheaper of two changes of the same size comes first",
+         fleet(cluster("a", pool("dear", cls="dear", nodes=1)), cluster("b", pool("cheap", cls="cheap", nodes=1)),
+               classes=(priced_class("dear", "9"), priced_class("cheap", "1"))),
+         workloads(deployment("d", replicas=3)),
+         [(["ml/d"], ["pool a/cheap class=cheap nodes=1"], 1, "1 USD"),
+          (["ml/d"], ["pool b/cheap nodes=2"], 1, "1 USD"),
+          (["ml/d"], ["pool a/dear nodes=2"], 1, "9 USD"),
+          (["ml/d"], ["pool b/dear class=dear nodes=1"], 1, "9 USD")]),
+    Case("two short deployments do not count the same new node: the second builds on the first's change",
+         fleet(cluster("a", pool("gpu", nodes=1))), workloads(deployment("d1", replicas=2), deployment("d2")),
+         [(["ml/d1"], ["pool a/gpu nodes=2"], 1, None),
+          (["ml/d1", "ml/d2"], ["pool a/gpu nodes=2", "pool a/gpu nodes=3"], 2, None)]),
+    Case("no class matches the selector: unplaceable, with explain's reason",
+         fleet(cluster("a")), workloads(deployment("d", standalone(request(ADA)))), [],
+         unplaceable=("ml/d: 0/1 clusters can host another replica of ml/d: 1 pool(s) had no device matching "
+                      "request gpu",)),
+    Case("a clusterSelector that matches no cluster: unplaceable",
+         fleet(cluster("a", labels={"region": "eu"})), workloads(deployment("d", selector={"region": "us"})), [],
+         unplaceable=("ml/d: 0/1 clusters can host another replica of ml/d: 1 cluster(s) didn't match the "
+                      "deployment's clusterSelector",)),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+def test_suggestions(case: Case) -> None:
+    found = suggest(case.fleet, case.workloads)
+    assert [(list(s.deployments), [str(e) for e in s.edits], s.added_nodes, s.to_json()["addedCostPerHour"])
+            for s in found.suggestions] == case.want
+    assert len(found.unplaceable) == len(case.unplaceable)
+    assert [f"{u.deployment}: {u.reason}"[:len(w)] for u, w in zip(found.unplaceable, case.unplaceable)] == \
+        list(case.unplaceable), "the reason starts with explain's summary"
+
+
+def test_nothing_short_suggests_nothing() -> None:
+    found = suggest(fleet(cluster("a", pool("gpu", nodes=2))), workloads(deployment("d", replicas=2)))
+    assert found.to_json() == {"suggestions": [], "unplaceable": []}
+
+
+@settings(max_examples=40, deadline=None)
+@given(clusters(), deployments())
+def test_every_suggestion_places_what_it_claims_and_takes_from_no_one(cs, ds) -> None:
+    f, w = Fleet(clusters=tuple(cs), classes=CLASSES), Workloads(deployments=tuple(ds))
+    base = place(f, w)
+    found = suggest(f, w)
+    short = {key for key, status in base.deployments.items() if status.short}
+    assert {key for s in found.suggestions for key in s.deployments} | {u.deployment for u in found.unplaceable} \
+        == short, "every short deployment gets a suggestion or a reason"
+    for suggestion in found.suggestions:
+        after = place(*apply_edits(f, w, suggestion.edits))
+        assert not any(after.deployments[key].short for key in suggestion.deployments), suggestion
+        assert all(after.deployments[key].scheduled >= status.scheduled for key, status in base.deployments.items())
