@@ -1,6 +1,8 @@
 """`Modelplane`: the whole fleet from loaded manifests, the component `__main__.py` hands off to.
 
 Order of work (DESIGN section 2, one direction):
+0. the `FleetPlacement` dynamic resource is registered first (its inputs are the manifests alone), so
+   that each cluster's node groups can be sized from what the placement holds on them (`pool_nodes`);
 1. an `InferenceCluster` per cluster (GKE/EKS/AKS/Nebius/Vultr/Existing) -> kubeconfig, provider, RWX class;
 2. a `ServingStack` per cluster (compose's add-ons, `compose.cluster_stack`, with the fleet
    gateway backend's on the cluster that hosts it: they do not depend on the placement, so they are
@@ -111,12 +113,16 @@ class Modelplane(pulumi.ComponentResource):
         installed_on = args.get("prerequisites_installed_on", frozenset(c.name for c in fleet.clusters))
         child = ResourceOptions(parent=self)
 
+        self.placement = FleetPlacement(f"{name}-placement", {"manifests": manifests,
+                                                              "strict": args.get("strict", False)}, child)
+        held = known_placement(self.placement.placement).apply(pool_nodes)
         self.clusters, self.serving_stacks = {}, {}
         for cluster in fleet.clusters:
             cluster_args: InferenceClusterArgs = {
                 "cluster": cluster, "fleet": fleet, "gcp_project": args.get("gcp_project"),
                 "credentials": args.get("credentials", {}),
-                "rwx_storage_class": storage_class(cluster, settings) or RWX_STORAGE_CLASS}
+                "rwx_storage_class": storage_class(cluster, settings) or RWX_STORAGE_CLASS,
+                "pool_nodes": held.apply(lambda nodes, cluster=cluster.name: nodes.get(cluster, {}))}
             if cluster.name in kubeconfigs:
                 cluster_args["kubeconfig"] = kubeconfigs[cluster.name]
             built = InferenceCluster(cluster.name, cluster_args, child)
@@ -134,8 +140,6 @@ class Modelplane(pulumi.ComponentResource):
                 "provider": self.clusters[gateway_cluster].provider, "anchor": self.clusters[gateway_cluster].anchor,
                 "after": [self.serving_stacks[gateway_cluster]]}, child)
 
-        self.placement = FleetPlacement(f"{name}-placement", {"manifests": manifests,
-                                                              "strict": args.get("strict", False)}, child)
         targets = {cluster: Target(built.provider, self.serving_stacks[cluster], built.anchor,
                                    self.serving_stacks[cluster].gateway_address)
                    for cluster, built in self.clusters.items()}
@@ -176,6 +180,15 @@ class Modelplane(pulumi.ComponentResource):
                                "gatewayAddress": self.gateway_address, "gatewayAddresses": self.gateway_addresses,
                                "fleetCostPerHour": self.fleet_cost_per_hour,
                                "deploymentCostPerHour": self.deployment_cost_per_hour})
+
+
+def pool_nodes(placement: Placement) -> dict[str, dict[str, int]]:
+    """Cluster -> pool -> the nodes the placement holds there (the members' `nodes`)."""
+    held: dict[str, dict[str, int]] = {}
+    for replica in placement.replicas:
+        for pool, nodes in replica.pools().items():
+            held.setdefault(replica.cluster, {})[pool] = held.get(replica.cluster, {}).get(pool, 0) + nodes
+    return held
 
 
 def summary(placement: Placement, workloads: Workloads) -> dict[str, Any]:

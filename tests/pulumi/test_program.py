@@ -119,14 +119,15 @@ def test_eks_cluster_and_gpu_node_groups(up: Run) -> None:
         "eks-us-west", "1.34", "eks-us-west-eks-aws")
     assert cluster.inputs["accessConfig"] == {"authenticationMode": "API",
                                               "bootstrapClusterCreatorAdminPermissions": True}
-    for pool, instance, zone in (("a100", "p4de.24xlarge", "us-west-2b"), ("h100", "p5.48xlarge", "us-west-2a")):
+    # desiredSize: the nodes the placement holds there (README demo: a100 2/2, h100 1/2), floor 0, ceiling 2
+    for pool, instance, zone, held in (("a100", "p4de.24xlarge", "us-west-2b", 2), ("h100", "p5.48xlarge", "us-west-2a", 1)):
         group = engine.named(f"eks-us-west-eks-{pool}").inputs
         assert (group["nodeGroupName"], group["amiType"], group["instanceTypes"], group["diskSize"]) == (
             pool, "AL2023_x86_64_NVIDIA", [instance], 500)
         assert group["labels"] == {"modelplane.ai/pool": pool, "modelplane.ai/gpu": f"nvidia-{pool}",
                                    "nvidia.com/gpu.present": "true"}
         assert group["taints"] == [{"key": "nvidia.com/gpu", "value": "true", "effect": "NO_SCHEDULE"}]
-        assert group["scalingConfig"] == {"desiredSize": 0, "minSize": 0, "maxSize": 2}
+        assert group["scalingConfig"] == {"desiredSize": held, "minSize": 0, "maxSize": 2}
         assert group["subnetIds"] == [f"eks-us-west-eks-private-{zone}-id"]
     assert engine.named("eks-us-west-eks-efs-csi").inputs["addonName"] == "aws-efs-csi-driver"
     rwx = engine.named("eks-us-west-eks-rwx").inputs

@@ -97,6 +97,9 @@ class ClusterInputs(TypedDict):
     """GKE only: the project when the manifest names none."""
     kubeconfig: pulumi.Input[str] | None
     """Existing only: the kubeconfig."""
+    pool_nodes: pulumi.Input[Mapping[str, int]]
+    """Pool -> the nodes the placement holds on it; a cloud whose node groups do not scale themselves
+    (EKS) sizes each group to it, within the pool's floor and ceiling."""
 
 
 class ClusterComponent(pulumi.ComponentResource):

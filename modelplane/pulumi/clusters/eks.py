@@ -15,8 +15,13 @@ What it builds, and why each setting:
 - A system node group (standard AL2023) and one managed node group per GPU pool from its class's
   `provisioning.eks`: `AL2023_x86_64_NVIDIA` AMI (NVIDIA driver included), instance type, disk,
   scaling between the pool's floor and ceiling, the pool's subnets by zone, node labels, and the
-  `nvidia.com/gpu=true:NoSchedule` taint so only GPU workloads land there. The desired size is
-  ignored after creation: the cluster autoscaler owns it.
+  `nvidia.com/gpu=true:NoSchedule` taint so only GPU workloads land there. The desired size is the
+  nodes the placement holds on the pool (`pool_nodes`), kept between the floor and the ceiling, so
+  every node `plan` counts on exists once `pulumi up` has run, and nodes nothing holds are released.
+  No cluster autoscaler is installed, on purpose: its scale-up simulates the pending pods, and the
+  engines' pods claim GPUs through DRA ResourceClaims, which it cannot simulate on a node group with
+  no node yet (its DRA support is alpha and needs the node's ResourceSlices); the ledger already
+  knows how many nodes each pool needs.
 - A pool with a Capacity Block (`capacityBlock.capacityReservationId`) runs in that reservation as
   AWS documents for managed node groups: a launch template with the `capacity-block` market type,
   the reservation as its target, the instance type and the root volume, and a node group of
@@ -35,7 +40,7 @@ from __future__ import annotations
 
 import ipaddress
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import NotRequired, TypedDict
 
 import pulumi
@@ -84,6 +89,9 @@ class EksClusterArgs(TypedDict):
     """The Kubernetes version, e.g. "1.34" (DRA's resource.k8s.io/v1 needs 1.34)."""
     pools: Sequence[EksPoolArgs]
     """The GPU node groups."""
+    pool_nodes: NotRequired[pulumi.Input[Mapping[str, int]]]
+    """Pool -> the nodes the placement holds on it: each node group's desired size, within its
+    floor and ceiling. Default: none held, so each group runs its floor."""
     provider_settings: NotRequired[ProviderSettings | None]
     """More arguments of the cluster's `aws.Provider` (a named credentials set: `profile`,
     `assume_role`, ...). Default: None, the standard AWS credential chain."""
@@ -118,7 +126,13 @@ def eks_args(cluster: ClusterManifest, fleet: Fleet) -> EksClusterArgs:
 
 def build(name: str, manifest: ClusterManifest, inputs: ClusterInputs, opts: ResourceOptions) -> EksCluster:
     return EksCluster(f"{name}-eks", {**eks_args(manifest, inputs["fleet"]), "storage_class_name": inputs["rwx_storage_class"],
-                                      "provider_settings": inputs["provider_settings"]}, opts)
+                                      "provider_settings": inputs["provider_settings"],
+                                      "pool_nodes": inputs["pool_nodes"]}, opts)
+
+
+def desired_size(pool: EksPoolArgs, held: int) -> int:
+    """The nodes a pool's group runs: what the placement holds there, within the pool's floor and ceiling."""
+    return min(max(held, pool["min_node_count"]), pool["max_node_count"])
 
 
 def _assume(service: str, *actions: str) -> str:
@@ -165,7 +179,8 @@ class EksCluster(ClusterComponent):
             instance_types=[args.get("system_instance_type", "m6i.large")],
             scaling_config={"desired_size": 2, "min_size": 1, "max_size": 3},
             opts=ResourceOptions.merge(self._child, ResourceOptions(depends_on=nodes_ready)))
-        self.node_groups = {pool["name"]: self._gpu_group(name, pool, node_role, nodes_ready, private)
+        held = pulumi.Output.from_input(args.get("pool_nodes", {}))
+        self.node_groups = {pool["name"]: self._gpu_group(name, pool, held, node_role, nodes_ready, private)
                             for pool in args["pools"]}
         self._access_entries(name, args.get("access_entries", ()))
         file_system = self._efs(name, vpc, vpc_cidr, private, system)
@@ -249,8 +264,8 @@ class EksCluster(ClusterComponent):
             raise ValueError(f"EKS cluster {args['name']}: pools use zones {outside} outside the VPC's zones {zones}")
         return zones
 
-    def _gpu_group(self, name: str, pool: EksPoolArgs, role: aws.iam.Role, role_ready: list[pulumi.Resource],
-                   private: dict[str, aws.ec2.Subnet]) -> aws.eks.NodeGroup:
+    def _gpu_group(self, name: str, pool: EksPoolArgs, held: pulumi.Output[Mapping[str, int]], role: aws.iam.Role,
+                   role_ready: list[pulumi.Resource], private: dict[str, aws.ec2.Subnet]) -> aws.eks.NodeGroup:
         subnets = [private[zone].id for zone in pool["zones"]] or [s.id for s in private.values()]
         reservation = pool.get("capacity_reservation_id")
         template = self._capacity_block_template(name, pool, reservation) if reservation else None
@@ -261,10 +276,9 @@ class EksCluster(ClusterComponent):
             disk_size=None if template else pool["disk_size_gb"],
             capacity_type="CAPACITY_BLOCK" if template else None, launch_template=template,
             labels=pool_labels(pool["name"], pool["accelerator_type"]), taints=[GPU_TAINT],
-            scaling_config={"desired_size": pool["node_count"], "min_size": pool["min_node_count"],
-                            "max_size": max(pool["max_node_count"], 1)},
-            opts=ResourceOptions.merge(self._child, ResourceOptions(
-                depends_on=role_ready, ignore_changes=["scalingConfig.desiredSize"])))
+            scaling_config={"desired_size": held.apply(lambda nodes: desired_size(pool, nodes.get(pool["name"], 0))),
+                            "min_size": pool["min_node_count"], "max_size": max(pool["max_node_count"], 1)},
+            opts=ResourceOptions.merge(self._child, ResourceOptions(depends_on=role_ready)))
 
     def _capacity_block_template(self, name: str, pool: EksPoolArgs,
                                  reservation: str) -> aws.eks.NodeGroupLaunchTemplateArgsDict:

@@ -50,6 +50,9 @@ class InferenceClusterArgs(TypedDict):
     """Provisioned clusters only: the name of the ReadWriteMany StorageClass to create where the
     cloud offers one; it must be the one compose puts in ModelCache volumes
     (`compose.Settings.<cloud>_rwx_storage_class`). Default: `modelplane-rwx`."""
+    pool_nodes: NotRequired[pulumi.Input[Mapping[str, int]]]
+    """Pool -> the nodes the placement holds on it (`Modelplane` passes the FleetPlacement's); EKS
+    node groups are sized to it. Default: none held, so each pool keeps its floor."""
 
 
 def provider_settings(cluster: ClusterManifest, credentials: Mapping[str, ProviderSettings]) -> ProviderSettings | None:
@@ -79,7 +82,8 @@ class InferenceCluster(ClusterComponent):
         built: ClusterComponent = module.build(name, manifest, {
             "fleet": args["fleet"], "rwx_storage_class": args.get("rwx_storage_class", RWX_STORAGE_CLASS),
             "provider_settings": provider_settings(manifest, args.get("credentials", {})),
-            "gcp_project": args.get("gcp_project"), "kubeconfig": args.get("kubeconfig")},
+            "gcp_project": args.get("gcp_project"), "kubeconfig": args.get("kubeconfig"),
+            "pool_nodes": args.get("pool_nodes", {})},
             ResourceOptions(parent=self))
         self.kubeconfig = built.kubeconfig
         self.provider = built.provider

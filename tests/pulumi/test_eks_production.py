@@ -1,6 +1,6 @@
-"""EKS access entries under `pulumi.runtime.set_mocks`: a principal the manifest names (the CI role
-that runs `pulumi preview`) gets an access entry and its policy, cluster-wide; a bad ARN is a
-manifest error with its field path."""
+"""EKS under `pulumi.runtime.set_mocks`: a principal the manifest names (the CI role that runs
+`pulumi preview`) gets an access entry and its policy, cluster-wide (a bad ARN is a manifest error
+with its field path); each GPU node group runs the nodes the placement holds on its pool."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from modelplane.api import ManifestErrors, load_sources
+from modelplane.pulumi.clusters.eks import desired_size
 from tests.pulumi.harness import unwrap
 from tests.pulumi.test_clouds import EXAMPLE, CloudEngine, build_fleet
 
@@ -58,3 +59,19 @@ def test_a_bad_entry_is_a_manifest_error_at_its_field(entry: str, field: str) ->
     with pytest.raises(ManifestErrors) as errors:
         load_sources(fleet_text(f"      region: us-east-2\n      accessEntries:\n{entry}"))
     assert [str(e).split(": ")[2] for e in errors.value.errors] == [f"spec.cluster.eks.accessEntries[0].{field}"]
+
+
+@pytest.mark.parametrize(("floor", "ceiling", "held", "want"), [
+    (0, 2, 0, 0),    # nothing placed: the group runs no node
+    (0, 2, 1, 1),    # one node held: exactly one node
+    (1, 4, 0, 1),    # the floor stays
+    (0, 2, 3, 2),    # never past the ceiling (the ledger never holds more, but the clamp says so)
+])
+def test_a_node_group_runs_the_nodes_the_placement_holds(floor: int, ceiling: int, held: int, want: int) -> None:
+    pool = {"name": "gpu", "node_count": floor, "min_node_count": floor, "max_node_count": ceiling}
+    assert desired_size(pool, held) == want  # type: ignore[arg-type]
+
+
+def test_the_capacity_block_group_is_sized_from_the_placement(engine: CloudEngine) -> None:
+    """examples/more-clouds: the gpu-h200 pool (nodeCount 2) holds the Kimi K2 gang's two nodes."""
+    assert unwrap(engine.named("eks-us-east-eks-gpu-h200").inputs)["scalingConfig"]["desiredSize"] == 2
