@@ -1,4 +1,5 @@
-"""`modelplane`: validate manifests, plan the fleet offline, explain a placement; run it always-on.
+"""`modelplane`: validate manifests, plan the fleet offline (what changes, what if, what it costs),
+explain a placement, suggest capacity; run it always-on.
 
 Argument parsing and output only; every decision comes from `modelplane.api` and
 `modelplane.scheduling`, the same functions the Pulumi program calls, so what `plan` prints is what

@@ -225,3 +225,14 @@ def test_the_readme_shows_what_capacity_prints(capsys: pytest.CaptureFixture[str
     readme = (EXAMPLES.parent / "README.md").read_text()
     shown = readme.split(f"$ {command}\n", 1)[1].split("```", 1)[0]
     assert run(capsys, "capacity", *SCALED)[1] == shown
+
+
+def test_the_comment_shows_the_fleet_cost_and_its_change_against_the_state(state: Path, tmp_path: Path,
+                                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    edited = copy_demo(tmp_path / "edited", scale)
+    markdown = run(capsys, "plan", str(edited), "--state", str(state), "--format", "markdown")[1]
+    assert ("\nFleet cost: 181.96 USD/h + 4 unpriced node(s) -> 281.13 USD/h + 4 unpriced node(s), +99.17 USD/h\n"
+            in markdown), "qwen3-8b's two new replicas take an EKS H100 node (98.32) and an L4 node (0.8536)"
+    table = run(capsys, "plan", str(edited), "--state", str(state))[1]
+    assert "fleet in the --state placement         181.96 USD/h + 4 unpriced node(s)\n" in table
+    assert "change                                 +99.17 USD/h\n" in table
