@@ -122,8 +122,8 @@ def _placed(placement: Placement, deployment: str,
     """Each replica's `where`; with changes also its change, and the removed replicas too."""
     if changes is None:
         return [(where(r), None) for r in placement.replicas_of(deployment)]
-    return [(where(c.after or c.before), c) for c in changes.replicas  # type: ignore[arg-type]
-            if c.deployment == deployment]
+    mine = changes.by_deployment.get(deployment, ())
+    return [(where(c.after or c.before), c) for c in mine]  # type: ignore[arg-type]
 
 
 def _mark(change: ReplicaChange) -> str:

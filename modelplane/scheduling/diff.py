@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
+from functools import cached_property
 from typing import Any
 
 from modelplane.api import Fleet
@@ -81,6 +82,14 @@ class PlacementDiff:
     """Pools whose used nodes or capacity change, by cluster then pool."""
     deployments: tuple[DeploymentChange, ...]
     """Deployments with a replica change or whose scheduled or desired count changes, by namespace/name."""
+
+    @cached_property
+    def by_deployment(self) -> dict[str, tuple[ReplicaChange, ...]]:
+        """Every replica change (unchanged included) by deployment, in slot order."""
+        grouped: dict[str, list[ReplicaChange]] = {}
+        for change in self.replicas:
+            grouped.setdefault(change.deployment, []).append(change)
+        return {key: tuple(changes) for key, changes in grouped.items()}
 
     def of(self, change: Change) -> tuple[ReplicaChange, ...]:
         return tuple(r for r in self.replicas if r.change is change)
