@@ -5,7 +5,8 @@ gateway on Traefik), and the tour with that gateway on MetalLB (`loadBalancer: M
 address pool), so both gateway backends' objects, Traefik's GatewayClass and routes with
 per-backend rewrites, and MetalLB's IPAddressPool and L2Advertisement, meet the real API server.
 For each set, `modelplane plan --render DIR` (the CLI, as a user runs it) writes every
-cluster's manifests; each cluster's objects, its serving stack's own objects (`_stack.yaml`) and
+cluster's manifests; each cluster's objects, its serving stack's own objects (listed in
+`_inventory/stacks/<cluster>.yaml`) and
 the fleet gateway's objects go to one of the two API servers (clusters in name order, alternately;
 the gateway's with its cluster). Namespaces are created first; then the objects are applied with
 `kubectl apply --dry-run=server` and then for real, and deleted again (namespaces last, waiting
@@ -28,7 +29,7 @@ from tests.e2e.servers import Cluster, Fleet
 EXAMPLES = sorted(path for path in (ROOT / "examples").iterdir() if any(path.glob("*.yaml")))
 TOUR = ROOT / "examples" / "getting-started"
 STAGES = sorted(path for path in TOUR.iterdir() if path.is_dir())
-NOT_MANIFESTS = {"_stack.yaml", "_endpoints.yaml"}
+INVENTORY = "_inventory"
 GATEWAY_ON_METALLB = ('  traefik:\n    version: "40.2.0"\n',
                       '  traefik:\n    version: "40.2.0"\n    loadBalancer: MetalLB\n'
                       '    metallb: {addressPool: 192.0.2.240-192.0.2.250}\n')
@@ -54,15 +55,22 @@ SETS = {**{path.name: (lambda _, path=path: [path]) for path in EXAMPLES},
         "getting-started": lambda _: STAGES, "getting-started-metallb": tour_on_metallb}
 
 
-def rendered_objects(directory: Path) -> list[dict]:
-    """The objects under one rendered cluster (or gateway) folder, with its serving stack's objects."""
-    objects = [yaml.safe_load(path.read_text()) for path in sorted(directory.rglob("*.yaml"))
-               if path.name not in NOT_MANIFESTS]
-    stack = directory / "_stack.yaml"
+def rendered_objects(rendered: Path, folder: str) -> list[dict]:
+    """The objects of one rendered cluster folder (or `_gateway`), with the objects of that
+    cluster's serving stack that are installed as plain objects (`_inventory/stacks/<cluster>.yaml`)."""
+    objects = [yaml.safe_load(path.read_text()) for path in sorted((rendered / folder).rglob("*.yaml"))]
+    stack = rendered / INVENTORY / "stacks" / f"{folder}.yaml"
     if stack.exists():
         for addon in yaml.safe_load_all(stack.read_text()):
             objects.extend(addon.get("objects", []))
     return objects
+
+
+def rendered_clusters(rendered: Path) -> list[str]:
+    """Every cluster the render wrote something for: a folder of objects, a serving stack, or both."""
+    folders = {path.name for path in rendered.iterdir() if path.is_dir() and path.name not in ("_gateway", INVENTORY)}
+    stacks = {path.stem for path in (rendered / INVENTORY / "stacks").glob("*.yaml")}
+    return sorted(folders | stacks)
 
 
 def apply(tools: Path, cluster: Cluster, objects: list[dict], *flags: str) -> None:
@@ -84,13 +92,13 @@ def test_every_rendered_object_is_accepted_by_the_api_server(name: str, fleet: F
                                "--render", str(rendered_dir)], capture_output=True, text=True, timeout=300)
     assert rendered.returncode == 0, rendered.stderr
     servers = list(fleet.clusters.values())
-    cluster_dirs = sorted(path for path in rendered_dir.iterdir() if path.is_dir() and path.name != "_gateway")
-    assert cluster_dirs, f"{name} rendered no cluster"
-    target = {path.name: servers[index % len(servers)] for index, path in enumerate(cluster_dirs)}
-    batches = [(target[path.name], rendered_objects(path)) for path in cluster_dirs]
+    clusters = rendered_clusters(rendered_dir)
+    assert clusters, f"{name} rendered no cluster"
+    target = {cluster: servers[index % len(servers)] for index, cluster in enumerate(clusters)}
+    batches = [(target[cluster], rendered_objects(rendered_dir, cluster)) for cluster in clusters]
     gateway = load(paths).fleet.gateway
     if gateway is not None:
-        batches.append((target[gateway.spec.cluster], rendered_objects(rendered_dir / "_gateway")))
+        batches.append((target[gateway.spec.cluster], rendered_objects(rendered_dir, "_gateway")))
     applied = 0
     for server, objects in batches:
         namespaces = [o for o in objects if o["kind"] == "Namespace"]
@@ -106,7 +114,7 @@ def test_every_rendered_object_is_accepted_by_the_api_server(name: str, fleet: F
         delete(tools, server, namespaces)
     assert applied > 0
     kinds = {(o["apiVersion"], o["kind"]) for _, objects in batches for o in objects}
-    if name.startswith("getting-started"):
-        assert ("gateway.networking.k8s.io/v1", "GatewayClass") in kinds
+    assert {("gateway.networking.k8s.io/v1", "GatewayClass"), ("gateway.networking.k8s.io/v1", "Gateway")} <= kinds, \
+        "each cluster's serving-stack objects are part of what is checked"
     if name == "getting-started-metallb":
         assert {("metallb.io/v1beta1", "IPAddressPool"), ("metallb.io/v1beta1", "L2Advertisement")} <= kinds, kinds
