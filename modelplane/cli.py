@@ -190,7 +190,8 @@ def _what_if(args: argparse.Namespace, manifests: Manifests, previous: Placement
         text = f"WHAT-IF: {'; '.join(map(str, edits))}\n{changes_report.table(changes)}"
         text += f"\n{cost}\n" if cost else ""
     _write(text, args.out)
-    return 0
+    short = any(status.short for status in after.deployments.values())
+    return SHORT if args.fail_on_short and short else 0
 
 
 def _explain(args: argparse.Namespace) -> int:

@@ -236,3 +236,9 @@ def test_the_comment_shows_the_fleet_cost_and_its_change_against_the_state(state
     table = run(capsys, "plan", str(edited), "--state", str(state))[1]
     assert "fleet in the --state placement         181.96 USD/h + 4 unpriced node(s)\n" in table
     assert "change                                 +99.17 USD/h\n" in table
+
+
+@pytest.mark.parametrize("edit, code", [("drain eks-us-west", 3), ("replicas ml-team/qwen3-8b=3", 0)])
+def test_fail_on_short_judges_the_fleet_after_the_edits(edit: str, code: int,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(capsys, "plan", str(DEMO), "--what-if", edit, "--fail-on-short")[0] == code
