@@ -93,6 +93,19 @@ class Traefik(Model):
         return self
 
 
+class GatewayTLS(Model):
+    certificate_secret: DNSSubdomain
+    """A `kubernetes.io/tls` Secret in the modelplane-system namespace of the gateway's cluster (the platform team
+    creates it, or cert-manager does): the fleet gateway then listens for HTTPS with that certificate."""
+
+
+class GatewayAuth(Model):
+    api_keys_secret: DNSSubdomain
+    """An Opaque Secret in the modelplane-system namespace of the gateway's cluster whose every key is a client id
+    and value its API key; requests must send `Authorization: Bearer <key>` (Envoy Gateway's SecurityPolicy
+    apiKeyAuth). EnvoyGateway backend only."""
+
+
 class InferenceGatewaySpec(Model):
     cluster: DNSLabel | None = None
     """The InferenceCluster that hosts the fleet gateway; unset means the control cluster (not yet
@@ -106,11 +119,20 @@ class InferenceGatewaySpec(Model):
     """The port the fleet gateway listens on. Defaults to 80."""
     hostname: DNSSubdomain | None = None
     """Optional DNS name the gateway answers on; without it, any host."""
+    tls: GatewayTLS | None = None
+    """Serve HTTPS with the certificate in this Secret (then set port: 443). Without it the gateway serves plain HTTP.
+    With tls or auth, the gateway takes routes only from the namespaces of the ModelServices. EnvoyGateway only."""
+    auth: GatewayAuth | None = None
+    """Require an API key on every request. Without it anyone who reaches the gateway can call every model.
+    EnvoyGateway only."""
 
     @model_validator(mode="after")
     def _traefik_with_its_backend(self) -> InferenceGatewaySpec:
         if self.traefik is not None and self.backend is not GatewayBackend.TRAEFIK:
             raise FieldError(("traefik",), f"traefik is only allowed when backend is Traefik, not {self.backend}")
+        for name, value in (("tls", self.tls), ("auth", self.auth)):
+            if value is not None and self.backend is not GatewayBackend.ENVOY_GATEWAY:
+                raise FieldError((name,), f"{name} is only built for backend EnvoyGateway, not {self.backend}")
         return self
 
 

@@ -30,8 +30,8 @@ from modelplane.compose.stack import Addon
 from modelplane.compose.workloads import engine_objects
 from modelplane.scheduling import Placement
 
-KIND_ORDER = ("Namespace", "GatewayClass", "Gateway", "Secret", "ServiceAccount", "Role", "RoleBinding", "ConfigMap",
-              "PersistentVolumeClaim", "Job", "ResourceClaimTemplate", "Deployment", "LeaderWorkerSet", "Service",
+KIND_ORDER = ("Namespace", "GatewayClass", "Gateway", "SecurityPolicy", "Secret", "ServiceAccount", "Role", "RoleBinding",
+              "ConfigMap", "PersistentVolumeClaim", "Job", "ResourceClaimTemplate", "Deployment", "LeaderWorkerSet", "Service",
               "EndpointSlice", "BackendTLSPolicy", "InferencePool", "Backend", "HTTPRoute")
 
 

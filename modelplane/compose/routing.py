@@ -117,7 +117,7 @@ def fleet_objects(gateway: InferenceGateway, services: Sequence[ModelService], e
     `addresses` holds every cluster's gateway address (or its placeholder).
     """
     backend = gateways.backend(gateway)
-    fleet = [backend.gateway_object(gateway)]
+    fleet = [backend.gateway_object(gateway, [s.namespace for s in services]), *backend.gateway_policies(gateway)]
     clusters: dict[str, list[dict]] = {}
     findings: list[Finding] = []
     for service in services:

@@ -16,7 +16,7 @@ certificate itself by default, and the DRA driver's webhook is off by default).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -158,10 +158,18 @@ def gateway_class(name: str = GATEWAY_CLASS, controller: str = ENVOY_GATEWAY_CON
 
 
 def gateway_object(name: str, port: int, hostname: str | None = None, *, gateway_class: str = GATEWAY_CLASS,
-                   listener: str = "http") -> dict:
-    """A Gateway in the system namespace with one HTTP listener that takes routes from every namespace."""
-    spec: dict[str, Any] = {"name": listener, "protocol": "HTTP", "port": port,
-                            "allowedRoutes": {"namespaces": {"from": "All"}}}
+                   listener: str = "http", certificate: str | None = None,
+                   namespaces: Sequence[str] | None = None) -> dict:
+    """A Gateway in the system namespace with one listener: HTTPS with the `certificate` Secret when
+    given, else HTTP; taking routes from `namespaces` only when given, else from every namespace."""
+    allowed: dict[str, Any] = {"from": "All"}
+    if namespaces is not None:
+        allowed = {"from": "Selector", "selector": {"matchExpressions": [
+            {"key": "kubernetes.io/metadata.name", "operator": "In", "values": sorted(set(namespaces))}]}}
+    spec: dict[str, Any] = {"name": listener, "protocol": "HTTPS" if certificate else "HTTP", "port": port,
+                            "allowedRoutes": {"namespaces": allowed}}
+    if certificate:
+        spec["tls"] = {"mode": "Terminate", "certificateRefs": [{"kind": "Secret", "name": certificate}]}
     if hostname:
         spec["hostname"] = hostname
     return {"apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway",

@@ -3,7 +3,7 @@
 The component registers the fleet `Gateway` (the gateway backend's object, `compose.gateways`: Envoy
 Gateway's `modelplane` class or Traefik's `traefik` class; on the gateway cluster's provider, after
 that cluster's serving stack, which installs the backend) and exposes its address and each
-ModelService's URL: `http://<hostname or address>[:port]/<namespace>/<service>/`, under which the
+ModelService's URL: `http[s]://<hostname or address>[:port]/<namespace>/<service>/`, under which the
 OpenAI paths (`/v1/chat/completions`, `/v1/models`, ...) pass through. The ModelService routes and
 what they point at depend on the placement, so `workloads.register_placed` registers them as
 children of this component. A service whose selectors match no endpoint keeps its URL but answers
@@ -57,12 +57,13 @@ class InferenceGateway(pulumi.ComponentResource):
         manifest = args["gateway"]
         spec = manifest.spec
         self.cluster = manifest.host
-        fleet_gateway = backend(manifest).gateway_object(manifest)
+        fleet_gateway = backend(manifest).gateway_object(manifest, [s.namespace for s in args["services"]])
         self.gateway = GatewayObject(manifest_name(self.cluster, fleet_gateway), fleet_gateway, ResourceOptions(
             parent=self, provider=args["provider"], depends_on=list(args["after"]), deleted_with=args.get("anchor")))
         self.address = self.gateway.address()
-        port = "" if spec.port == 80 else f":{spec.port}"
+        scheme = "https" if spec.tls else "http"
+        port = "" if spec.port == {"http": 80, "https": 443}[scheme] else f":{spec.port}"
         paths = {f"{s.namespace}/{s.name}": replica_path(s.namespace, s.name) for s in args["services"]}
         host = pulumi.Output.from_input(spec.hostname) if spec.hostname else self.address
-        self.urls = host.apply(lambda at: {key: f"http://{at}{port}{path}" for key, path in sorted(paths.items())})
+        self.urls = host.apply(lambda at: {key: f"{scheme}://{at}{port}{path}" for key, path in sorted(paths.items())})
         self.register_outputs({"address": self.address, "urls": self.urls})

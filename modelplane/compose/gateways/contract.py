@@ -9,7 +9,10 @@ objects. The contract, `FleetGateway`, is met by each backend module:
   it (CRDs a controller's chart would otherwise bring in an older version); may be empty.
 - `addons(gateway, settings)`: the rest of what the gateway's cluster installs for it, in order,
   after that cluster's own serving stack.
-- `gateway_object(gateway)`: the fleet Gateway, where every ModelService route attaches.
+- `gateway_object(gateway, namespaces)`: the fleet Gateway, where every ModelService route
+  attaches, taking routes only from `namespaces` (those of the ModelServices), over HTTPS when the
+  InferenceGateway names a certificate.
+- `gateway_policies(gateway)`: policies attached to the fleet Gateway (API keys); may be empty.
 - `service_objects(service, destinations, weights)`: the objects that carry one ModelService: its
   HTTPRoute and whatever its backendRefs point at, each namespaced in the service's namespace (or
   cluster-scoped).
@@ -56,7 +59,9 @@ class FleetGateway(Protocol):
 
     def addons(self, gateway: InferenceGateway, settings: Settings) -> tuple[Addon, ...]: ...
 
-    def gateway_object(self, gateway: InferenceGateway) -> dict: ...
+    def gateway_object(self, gateway: InferenceGateway, namespaces: Sequence[str]) -> dict: ...
+
+    def gateway_policies(self, gateway: InferenceGateway) -> list[dict]: ...
 
     def service_objects(self, service: ModelService, destinations: Sequence[Destination],
                         weights: Sequence[int]) -> list[dict]: ...

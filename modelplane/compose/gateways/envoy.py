@@ -40,8 +40,24 @@ def addons(gateway: InferenceGateway, settings: Settings) -> tuple[Addon, ...]:
     return ()
 
 
-def gateway_object(gateway: InferenceGateway) -> dict:
-    return stack_gateway(FLEET_GATEWAY, gateway.spec.port, gateway.spec.hostname)
+def gateway_object(gateway: InferenceGateway, namespaces: Sequence[str]) -> dict:
+    """The fleet Gateway; a secured one (`tls` or `auth`) takes routes only from the services' namespaces."""
+    tls, secured = gateway.spec.tls, gateway.spec.tls is not None or gateway.spec.auth is not None
+    return stack_gateway(FLEET_GATEWAY, gateway.spec.port, gateway.spec.hostname, namespaces=namespaces if secured else None,
+                         certificate=tls.certificate_secret if tls else None)
+
+
+def gateway_policies(gateway: InferenceGateway) -> list[dict]:
+    """With `auth`, a SecurityPolicy on the fleet Gateway: every request needs an API key of the Secret
+    (`Authorization: Bearer <key>`); the matched client id goes upstream as `x-client-id`."""
+    if gateway.spec.auth is None:
+        return []
+    return [{"apiVersion": BACKEND_API, "kind": "SecurityPolicy",
+             "metadata": {"name": FLEET_GATEWAY, "namespace": SYSTEM_NAMESPACE, "labels": names.managed()},
+             "spec": {"targetRefs": [{"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": FLEET_GATEWAY}],
+                      "apiKeyAuth": {"credentialRefs": [{"kind": "Secret", "name": gateway.spec.auth.api_keys_secret}],
+                                     "extractFrom": [{"headers": ["Authorization"]}],
+                                     "forwardClientIDHeader": "x-client-id", "sanitize": True}}}]
 
 
 def service_objects(service: ModelService, destinations: Sequence[Destination], weights: Sequence[int]) -> list[dict]:

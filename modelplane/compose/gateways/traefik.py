@@ -87,8 +87,13 @@ def chart_values(gateway: InferenceGateway) -> dict[str, Any]:
             "ports": {"web": {"port": WEB_PORT, "exposedPort": gateway.spec.port}}}
 
 
-def gateway_object(gateway: InferenceGateway) -> dict:
+def gateway_object(gateway: InferenceGateway, namespaces: Sequence[str]) -> dict:
     return stack_gateway(FLEET_GATEWAY, WEB_PORT, gateway.spec.hostname, gateway_class=GATEWAY_CLASS, listener="web")
+
+
+def gateway_policies(gateway: InferenceGateway) -> list[dict]:
+    """None: `tls` and `auth` are built for the EnvoyGateway backend only (the loader says so)."""
+    return []
 
 
 def service_objects(service: ModelService, destinations: Sequence[Destination], weights: Sequence[int]) -> list[dict]:
