@@ -13,13 +13,15 @@ demand in nodes is --load of its capacity. Then it measures, in one process:
   re-place       place() with the full previous placement (every replica retained; must move nothing)
 and prints wall time (best and median of --repeat) with the CPU time of the best run, the CEL work,
 and the process's peak RSS. With --cli it also times whole `modelplane plan DIR --format json`
-processes (interpreter start to exit), cold and with --state, wall and CPU (best of --repeat).
+processes (interpreter start to exit), cold and with --state, wall and CPU (best of --repeat), and
+the Pulumi Placement provider's check() on inputs that did not change (every preview of an
+unchanged stack), with the previous placement as olds.
 
     python benchmarks/plan_fleet.py [--clusters 100] [--deployments 1000] [--load 0.8] [--seed 7]
                                     [--repeat 3] [--cli]
 
 Targets (issue 9): 1,000 x 10,000: load + place <= 15 s, re-place <= 5 s, peak RSS <= 1.5 GB;
-100 x 1,000 with --cli: <= 2 s cold, <= 1 s with --state.
+100 x 1,000 with --cli: <= 2 s cold, <= 1 s with --state, check() unchanged well under 1 s.
 """
 
 from __future__ import annotations
@@ -60,6 +62,7 @@ GPUS = [  # product, driver, architecture, compute capability, memory as the dri
 COUNTS = (1, 2, 4, 8)
 REGIONS = ("us-east", "us-west", "us-central", "eu-west", "eu-north", "asia-east")
 POOLS = 8
+KV_TRANSFER = '--kv-transfer-config={"kv_connector":"NixlConnector","kv_role":"kv_both"}'
 FABRIC = {"name": "fabric", "selectors": [{"cel": 'device.attributes["fabric.modelplane.ai"].type == "InfiniBand"'}]}
 
 
@@ -125,6 +128,11 @@ def requirement(rng: random.Random, gpu: tuple[str, str, str, str, str], impossi
     return chosen
 
 
+def with_args(template: dict[str, Any], *args: str) -> dict[str, Any]:
+    container = template["spec"]["containers"][0]
+    return {"spec": {"containers": [{**container, "args": [*container["args"], *args]}]}}
+
+
 def deployments(rng: random.Random, count: int) -> tuple[list[dict[str, Any]], list[int]]:
     """The ModelDeployments (and ModelCaches) and, per deployment, the nodes one replica costs."""
     out: list[dict[str, Any]] = []
@@ -153,13 +161,14 @@ def deployments(rng: random.Random, count: int) -> tuple[list[dict[str, Any]], l
                                                                               "namespace": namespace},
                         "spec": {"huggingFace": {"repo": f"org/model-{index}", "sizeGiB": 500}}})
             costs.append(1 + workers)
-        elif kind < 0.15:  # prefill/decode
+        elif kind < 0.15:  # prefill/decode, configured to hand the KV cache over
             spec["serving"] = {"mode": "PrefillDecode"}
             spec["engines"] = [
-                {"name": "prefill", "phase": "Prefill", "members": [{"nodeSelector": {"devices": [gpu]},
-                                                                     "template": template}]},
-                {"name": "decode", "phase": "Decode", "members": [{"nodeSelector": {"devices": [gpu_request()]},
-                                                                   "template": template}]}]
+                {"name": "prefill", "phase": "Prefill", "members": [
+                    {"nodeSelector": {"devices": [gpu]}, "template": with_args(template, KV_TRANSFER)}]},
+                {"name": "decode", "phase": "Decode", "members": [
+                    {"nodeSelector": {"devices": [gpu_request()]},
+                     "template": with_args(template, KV_TRANSFER, "--port=8200")}]}]
             costs.append(2)
         else:
             copies = rng.choice([1, 1, 2])
@@ -231,12 +240,29 @@ def cli(text: str, repeat: int) -> tuple[str, str]:
         (fleet / "fleet.yaml").write_text(text)
         state = Path(directory) / "state.json"
         command = [sys.executable, "-m", "modelplane", "plan", str(fleet), "--format", "json"]
-        subprocess.run([*command, "--out", str(state)], check=True)
+        subprocess.run([*command, "--out", str(state)], check=True, stderr=subprocess.DEVNULL)
         cold = timed_process(repeat, command)
         warm = timed_process(repeat, [*command, "--state", str(state)])
-        again = subprocess.run([*command, "--state", str(state)], check=True, capture_output=True, text=True).stdout
-        assert json.loads(again) == json.loads(state.read_text()), "re-planning with --state must move nothing"
+        again = json.loads(subprocess.run([*command, "--state", str(state)], check=True, capture_output=True,
+                                          text=True).stdout)
+        before = json.loads(state.read_text())
+        assert again["replicas"] == before["replicas"], "re-planning with --state must move nothing"
     return cold, warm
+
+
+def unchanged_check(manifests: Any, repeat: int) -> str:
+    """The Placement provider's check() when its inputs and the previous placement did not change."""
+    from modelplane.api import dump_objects
+    from modelplane.pulumi.placement import PlacementProvider
+
+    def wire(value: Any) -> Any:  # through the engine: every number a double
+        return json.loads(json.dumps(value), parse_int=float)
+
+    provider = PlacementProvider()
+    news = wire({"objects": dump_objects(manifests), "strict": False})
+    olds = wire(provider.check({}, news).inputs)
+    _, times = timed(repeat, lambda _: provider.check(olds, news))
+    return times
 
 
 def main() -> None:
@@ -275,6 +301,7 @@ def main() -> None:
         cold_cli, warm_cli = cli(text, args.repeat)
         print(f"CLI cold:     {cold_cli}   (modelplane plan --format json, a whole process)")
         print(f"CLI --state:  {warm_cli}")
+        print(f"check():      {unchanged_check(manifests, args.repeat)}   (Pulumi provider, inputs unchanged)")
 
 
 if __name__ == "__main__":

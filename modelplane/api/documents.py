@@ -56,7 +56,8 @@ def parse_documents(file: str, text: str) -> tuple[list[Document], list[Problem]
             walker = _LineWalker()
             try:
                 walker.walk(node, ())
-                size = walker.expanded_size(node)
+                # Without aliases a document holds exactly the values it writes.
+                size = walker.expanded_size(node) if walker.aliased else walker.values
             except RecursionError:
                 problems.append(Problem(file, line, code="yaml",
                                         message="document nests too deeply to read; flatten it"))
@@ -94,17 +95,25 @@ class _LineWalker:
     def __init__(self) -> None:
         self.lines: dict[Loc, int] = {}
         self.problems: list[tuple[int, str]] = []
+        self.aliased = False
+        """Whether the document reuses a node (an alias or a merge key)."""
+        self.values = 0
+        """The values (keys included) the walk met."""
         self._seen: set[int] = set()
         self._sizes: dict[int, int] = {}
 
     def walk(self, node: yaml.Node, loc: Loc) -> None:
         if id(node) in self._seen:  # an alias: its lines were recorded where it was defined
+            self.aliased = True
             return
         self._seen.add(id(node))
+        self.values += 1
         if isinstance(node, yaml.MappingNode):
             first: dict[Any, int] = {}
+            self.values += len(node.value)
             for key_node, value_node in node.value:
                 if key_node.tag == _MERGE_KEY:
+                    self.aliased = True
                     continue
                 key = key_node.value
                 line = key_node.start_mark.line + 1

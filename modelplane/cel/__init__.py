@@ -8,11 +8,12 @@ way Kubernetes does: would the API server admit the selector (``check_selector``
 (``SelectorEvaluator.evaluate``, ``selector_matches``). A runtime error or a non-bool result is
 "no match", with the reason kept for ``explain``.
 
-Modules: ``syntax`` (parse, limits), ``check`` (static types, cost), ``quantity`` and ``semver``
-(the value types), ``regex`` (``matches`` patterns), ``library`` (CEL functions), ``device`` (the
-device view), ``fast`` (closures for common shapes), ``reference`` (cel-python's interpreter,
-budgeted), ``program`` (compile, evaluate, memoize). Pure: no Pulumi, no printing, no environment,
-and no I/O beyond reading cel-python's packaged grammar once.
+Modules: ``parser`` (text to AST), ``syntax`` (the AST, cel-python's grammar, limits), ``check``
+(static types, cost), ``quantity`` and ``semver`` (the value types), ``regex`` (``matches``
+patterns), ``library`` (CEL functions), ``device`` (the device view), ``fast`` (closures for common
+shapes), ``reference`` (cel-python's interpreter, budgeted), ``program`` (compile, evaluate,
+memoize). Pure: no Pulumi, no printing, no environment, and no I/O beyond reading cel-python's
+packaged grammar once (when a selector needs it).
 
 Deliberate divergences (what cannot match Kubernetes' CEL exactly, and which way each errs);
 tests/cel/verdicts.py records Kubernetes' verdict on each kind of case, and a test submits every one

@@ -7,7 +7,8 @@ Contract:
 - ``Program.evaluate(device)`` gives Kubernetes' answer for one device: it matches only on the
   bool true; an error or any other result is no match, and ``reason`` says which and why.
 - ``SelectorEvaluator`` compiles each distinct expression once and evaluates each distinct
-  (expression, device) pair at most once. Beyond that, when every device path an expression reads
+  (expression, device) pair at most once (asked again for the same device object, it answers
+  from a memo keyed by the object). Beyond that, when every device path an expression reads
   is static (``fast.device_reads``), devices that agree on those paths share one evaluation: the
   result cannot tell them apart, and the reason names only those paths.
 """
@@ -22,7 +23,7 @@ from typing import Any
 
 from celpy.celtypes import BoolType
 
-from modelplane.cel import check, reference, syntax
+from modelplane.cel import check, parser, reference, syntax
 from modelplane.cel.device import Device
 from modelplane.cel.errors import SelectorError
 from modelplane.cel.fast import Closure, EvalError, Read, compile_fast, device_reads
@@ -92,23 +93,12 @@ def _describe(device: Device, read: Read) -> str:
 def compile_selector(text: str) -> Program:
     """Compile (and admit) one selector. Pure, so memoized for the process: the loader validates
     every selector and each plan evaluates the same ones; a rejected one raises each time."""
-    ast = syntax.parse(text)
-    unplaced: SelectorError | None = None
-    try:
-        check.check(ast, text)
-    except SelectorError as error:
-        if error.column is not None:
-            raise
-        unplaced = error
-    if unplaced is not None:
-        # The fast parse keeps token positions only; re-parse with node positions to place it.
-        check.check(syntax.parse(text, positions=True), text)
-        raise unplaced
+    ast = parser.parse(text)
+    check.check(ast, text)
     fast = compile_fast(ast)
     if fast is not None:
         return Program(text, device_reads(ast), fast, fast=True)
-    tree = syntax.parse_tree(text, positions=True)
-    return Program(text, device_reads(ast), reference.evaluator(tree), fast=False)
+    return Program(text, device_reads(ast), reference.evaluator(syntax.parse_tree(text)), fast=False)
 
 
 def check_selector(expression: str) -> None:
@@ -122,6 +112,8 @@ class SelectorEvaluator:
     def __init__(self) -> None:
         self._programs: dict[str, Program | SelectorError] = {}
         self._results: dict[tuple[str, Hashable], Evaluation] = {}
+        self._by_device: dict[tuple[str, int], Evaluation] = {}
+        self._devices: list[Device] = []  # kept alive, so that the ids in _by_device stay theirs
         self._evaluations = 0
 
     def program(self, expression: str) -> Program:
@@ -138,6 +130,10 @@ class SelectorEvaluator:
         return program
 
     def evaluate(self, expression: str, device: Device) -> Evaluation:
+        seen = (expression, id(device))
+        result = self._by_device.get(seen)
+        if result is not None:
+            return result
         program = self.program(expression)
         key = (expression, program.memo_key(device))
         result = self._results.get(key)
@@ -145,6 +141,8 @@ class SelectorEvaluator:
             result = program.evaluate(device)
             self._results[key] = result
             self._evaluations += 1
+        self._by_device[seen] = result
+        self._devices.append(device)
         return result
 
     @property

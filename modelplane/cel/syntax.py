@@ -1,11 +1,10 @@
-"""Parsing a selector into a small typed AST, with cel-python's grammar as the only grammar.
+"""The AST of a selector, and cel-python's grammar as the parser of last resort and of its interpreter.
 
-Contract: ``parse(text)`` returns the AST of a CEL expression or raises ``SelectorError`` with a
-1-based line and column. It parses with cel-python's own ``cel.lark`` grammar and lexer callback
-(so what parses here is exactly what cel-python parses), in a Lark instance that does not record
-node positions, which halves parsing time. Positions are needed by cel-python's interpreter and by
-an error message, so ``parse(text, positions=True)`` and ``parse_tree`` use a second instance that
-records them (``debug`` off, unlike cel-python's own, which builds its tables three times slower).
+Contract: the node classes (``Literal``, ``Ident``, ``Select``, ...) are the AST every other module
+works on; ``parser.parse`` builds it. Here, ``parse_tree(text)`` parses with cel-python's own
+``cel.lark`` grammar (so what parses here is exactly what cel-python parses) into the tree
+cel-python's interpreter needs, and ``convert(text, tree)`` turns that tree into the AST, for the
+selectors too deep for the hand-written parser. ``literal`` reads a literal token, for both.
 
 Invariants:
 - The AST is the lark tree without its single-child grammar layers. Node positions are character
@@ -26,8 +25,6 @@ Invariants:
 from __future__ import annotations
 
 import functools
-import io
-import pickle
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,7 +33,6 @@ from typing import Any, cast
 import celpy
 import lark
 from celpy import celtypes
-from celpy.celparser import CELParser
 from celpy.evaluation import celbytes, celstr
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 from lark.tree import Meta
@@ -140,27 +136,24 @@ _BINARY = {
 
 
 @functools.cache
-def _parsers() -> tuple[lark.Lark, lark.Lark]:
-    """(without positions, with positions): one LALR table build, the second copy loaded from it."""
+def _parser() -> lark.Lark:
+    """cel-python's grammar, built once per process (only deep selectors and cel-python's
+    interpreter need it)."""
     grammar = (Path(celpy.__file__).parent / "cel.lark").read_text()
-    with_positions = lark.Lark(
-        grammar,
-        parser="lalr",
-        start="expr",
-        g_regex_flags=re.M,
-        lexer_callbacks={"IDENT": CELParser.ambiguous_literals},
-        propagate_positions=True,
-        maybe_placeholders=False,
-        priority="invert",
-    )
-    saved = io.BytesIO()
-    with_positions.save(saved)
-    tables = pickle.loads(saved.getvalue())
-    tables["data"]["options"]["propagate_positions"] = False
-    return lark.Lark.load(io.BytesIO(pickle.dumps(tables))), with_positions
+    return lark.Lark(grammar, parser="lalr", start="expr", g_regex_flags=re.M,
+                     lexer_callbacks={"IDENT": _keyword}, propagate_positions=True, maybe_placeholders=False,
+                     priority="invert")
 
 
-def _check_length(text: str) -> None:
+def _keyword(token: lark.Token) -> lark.Token:
+    """cel-python's reading of `true` and `false` (its CELParser.ambiguous_literals), keeping the
+    token's position."""
+    if token.value in ("true", "false"):
+        return lark.Token.new_borrow_pos("BOOL_LIT", token.value, token)
+    return token
+
+
+def check_length(text: str) -> None:
     if len(text.encode()) > MAX_LENGTH_BYTES:
         raise SelectorError(
             f"Too long: may not be more than {MAX_LENGTH_BYTES} bytes (the expression has "
@@ -168,11 +161,11 @@ def _check_length(text: str) -> None:
         )
 
 
-def parse_tree(text: str, *, positions: bool) -> ParseTree:
+def parse_tree(text: str) -> ParseTree:
     """The cel-python parse tree, logic chains balanced and nesting checked as cel-go checks it."""
-    _check_length(text)
+    check_length(text)
     try:
-        tree = _parsers()[positions].parse(text)
+        tree = _parser().parse(text)
     except UnexpectedInput as error:
         raise _syntax_error(error, error.line, error.column) from None
     _balance_logic(tree)
@@ -180,8 +173,9 @@ def parse_tree(text: str, *, positions: bool) -> ParseTree:
     return tree
 
 
-def parse(text: str, *, positions: bool = False) -> Node:
-    return _Converter(text).convert(parse_tree(text, positions=positions))
+def convert(text: str, tree: ParseTree) -> Node:
+    """The AST of a parse tree of `text`."""
+    return _Converter(text).convert(tree)
 
 
 def locate(text: str, offset: int) -> tuple[int, int]:
@@ -294,8 +288,54 @@ def _check_nesting(tree: ParseTree) -> None:
         raise SelectorError(f"expression recursion limit exceeded: {MAX_RECURSION} (cel-go's parser limit: at most "
                             f"{MAX_RECURSION} nested parentheses, calls, lists or operands); split the selector")
     if deepest_path > MAX_RECURSION:
-        raise SelectorError(f"max recursion depth exceeded (cel-go's parser limit: at most {MAX_RECURSION} chained "
-                            "operators, selections, calls and indexes on one path); split the selector")
+        raise _too_long_path()
+
+
+def _too_long_path() -> SelectorError:
+    return SelectorError(f"max recursion depth exceeded (cel-go's parser limit: at most {MAX_RECURSION} chained "
+                         "operators, selections, calls and indexes on one path); split the selector")
+
+
+def check_path_depth(ast: Node) -> None:
+    """cel-go's visitor limit on an AST: the same count `_check_nesting` makes on a parse tree."""
+    stack: list[tuple[Node, int]] = [(ast, 0)]
+    while stack:
+        node, visited = stack.pop()
+        visited += (isinstance(node, (Conditional, Select, Index)) or isinstance(node, Call) and node.target is not None
+                    or isinstance(node, Binary) and node.op not in ("&&", "||"))
+        if visited > MAX_RECURSION:
+            raise _too_long_path()
+        stack.extend((child, visited) for child in children(node))
+
+
+def children(node: Node) -> list[Node]:
+    if isinstance(node, (Select, Unary)):
+        return [node.operand]
+    if isinstance(node, Index):
+        return [node.operand, node.index]
+    if isinstance(node, Binary):
+        return [node.left, node.right]
+    if isinstance(node, Conditional):
+        return [node.condition, node.then, node.otherwise]
+    if isinstance(node, Call):
+        return ([node.target] if node.target is not None else []) + list(node.args)
+    if isinstance(node, ListLit):
+        return list(node.items)
+    if isinstance(node, (Literal, Ident)):
+        return []
+    return [part for entry in node.entries for part in entry]
+
+
+def balanced(op: str, terms: list[Node], ops: list[Pos]) -> Node:
+    """A chain of `&&` or `||` as cel-go's logicManager.balancedTree builds it (term i is left of
+    operator i)."""
+    def build(low: int, high: int) -> Node:
+        middle = (low + high + 1) // 2
+        left = terms[middle] if middle == low else build(low, middle - 1)
+        right = terms[middle + 1] if middle == high else build(middle + 1, high)
+        return Binary(op, left, right, ops[middle])
+
+    return build(0, len(ops) - 1)
 
 
 class _Converter:
@@ -386,27 +426,34 @@ class _Converter:
         return Unary("!" if ops[0].data == "unary_not" else "-", self.convert(operand), _pos(tree))
 
     def _literal(self, token: lark.Token) -> Literal:
-        kind, text, pos = token.type, token.value, _pos(token)
-        if kind == "FLOAT_LIT" and _BARE_POINT.search(text):
-            raise self.error(f"Syntax error: {text} is not a number: CEL needs a digit after the '.'", pos)
         try:
-            if kind == "INT_LIT":
-                return Literal(celtypes.IntType(text), "int", pos)
-            if kind == "UINT_LIT":
-                return Literal(celtypes.UintType(text[:-1]), "uint", pos)
-            if kind == "FLOAT_LIT":
-                return Literal(celtypes.DoubleType(text), "double", pos)
-            if kind == "STRING_LIT" and "\\" not in text and text[0] in "\"'":
-                return Literal(celtypes.StringType(text[1:-1]), "string", pos)  # celstr, minus its per-char scan
-            if kind in ("STRING_LIT", "MLSTRING_LIT"):
-                return Literal(celstr(token), "string", pos)
-            if kind == "BYTES_LIT":
-                return Literal(celbytes(token), "bytes", pos)
-            if kind == "BOOL_LIT":
-                return Literal(celtypes.BoolType(text == "true"), "bool", pos)
-        except ValueError:
-            raise self.error(f"invalid {kind.split('_')[0].lower()} literal {text}", pos) from None
-        return Literal(None, "null", pos)
+            return literal(token.type, token.value, _pos(token))
+        except ValueError as error:
+            raise self.error(str(error), _pos(token)) from None
+
+
+def literal(kind: str, text: str, pos: Pos | None) -> Literal:
+    """A literal token's value (kinds as cel-python's grammar names them); ValueError says why not."""
+    if kind == "FLOAT_LIT" and _BARE_POINT.search(text):
+        raise ValueError(f"Syntax error: {text} is not a number: CEL needs a digit after the '.'")
+    try:
+        if kind == "INT_LIT":
+            return Literal(celtypes.IntType(text), "int", pos)
+        if kind == "UINT_LIT":
+            return Literal(celtypes.UintType(text[:-1]), "uint", pos)
+        if kind == "FLOAT_LIT":
+            return Literal(celtypes.DoubleType(text), "double", pos)
+        if kind == "STRING_LIT" and "\\" not in text and text[0] in "\"'":
+            return Literal(celtypes.StringType(text[1:-1]), "string", pos)  # celstr, minus its per-char scan
+        if kind in ("STRING_LIT", "MLSTRING_LIT"):
+            return Literal(celstr(lark.Token(kind, text)), "string", pos)
+        if kind == "BYTES_LIT":
+            return Literal(celbytes(lark.Token(kind, text)), "bytes", pos)
+        if kind == "BOOL_LIT":
+            return Literal(celtypes.BoolType(text == "true"), "bool", pos)
+    except ValueError:
+        raise ValueError(f"invalid {kind.split('_')[0].lower()} literal {text}") from None
+    return Literal(None, "null", pos)
 
 
 _BARE_POINT = re.compile(r"\.(?![0-9])")

@@ -152,10 +152,16 @@ class Placements:
     def __init__(self, matcher: Matcher):
         self.matcher = matcher
         self._made: dict[tuple[int, str, str], MemberPlacement] = {}
+        self._engines: dict[tuple[int, tuple[PoolKey, ...]], dict[Role, MemberPlacement]] = {}
 
     def of(self, engine: Engine, option: Option) -> dict[Role, MemberPlacement]:
-        return {member.role: self._member(engine, index, pool) for index, (member, pool)
-                in enumerate(zip(engine.members, option.pools, strict=True))}
+        """Shared by every replica of the engine on the same pools (never mutated)."""
+        key = (id(engine), tuple(pool.key for pool in option.pools))
+        found = self._engines.get(key)
+        if found is None:
+            found = self._engines[key] = {member.role: self._member(engine, index, pool) for index, (member, pool)
+                                          in enumerate(zip(engine.members, option.pools, strict=True))}
+        return found
 
     def _member(self, engine: Engine, index: int, pool: PoolView) -> MemberPlacement:
         member = engine.members[index]

@@ -125,7 +125,7 @@ class Briefing:
         detailed = sorted(eligible & run.reach(engine))
         fitting = 0
         for position in detailed:
-            verdict = _verdict(run, deployment, clusters[position], ())
+            verdict = _verdict(run, deployment, clusters[position], (), skipped_too=False)
             fitting += not verdict.reasons
             counts.update((r.scope, r.phrase) for r in _distinct(verdict.reasons))
             nearby.extend(verdict.reasons)
@@ -178,7 +178,10 @@ def diagnose(run: Run, deployment: ModelDeployment, replicas: dict[str, list[int
     return Explanation(deployment.key, deployment.spec.replicas, scheduled, verdicts)
 
 
-def _verdict(run: Run, deployment: ModelDeployment, cluster: ClusterView, indices: tuple[int, ...]) -> ClusterVerdict:
+def _verdict(run: Run, deployment: ModelDeployment, cluster: ClusterView, indices: tuple[int, ...], *,
+             skipped_too: bool = True) -> ClusterVerdict:
+    """Whether another replica fits the cluster, and if not why; with `skipped_too`, also why the
+    pools an engine passes over cannot host it (explain prints them; a status does not)."""
     ineligible = run.ineligible(deployment, cluster, new=True)
     if ineligible is not None:
         return ClusterVerdict(cluster.name, indices, (ineligible,))
@@ -187,9 +190,10 @@ def _verdict(run: Run, deployment: ModelDeployment, cluster: ClusterView, indice
     skipped: list[Reason] = []
     for engine in deployment.spec.engines:
         options = run.options(engine, cluster)
-        missed = misses(engine, options, cluster, run.matcher)
-        skipped.extend(missed)
         option = choose(options, trial)
+        if option is None or skipped_too:
+            missed = misses(engine, options, cluster, run.matcher)
+            skipped.extend(missed)
         if option is None:
             reasons = (*missed, *capacity_reasons(options, trial, run.ledger.holders))
             return ClusterVerdict(cluster.name, indices, tuple(sorted(reasons, key=lambda r: (r.pool or "", r.phrase))))

@@ -24,6 +24,7 @@ class Ledger:
         self.free_nodes = dict(self._capacity)
         """Capacity minus use, per pool."""
         self._holders: dict[PoolKey, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+        self._sorted_holders: dict[PoolKey, dict[str, int]] = {}
 
     def capacity(self, pool: PoolKey) -> int:
         return self._capacity.get(pool, 0)
@@ -43,10 +44,14 @@ class Ledger:
             if nodes:
                 self.free_nodes[pool] -= nodes
                 self._holders[pool][deployment] += nodes
+                self._sorted_holders.pop(pool, None)
 
     def holders(self, pool: PoolKey) -> dict[str, int]:
-        """Nodes of the pool held per deployment, sorted by deployment."""
-        return dict(sorted((d, n) for d, n in self._holders[pool].items() if n))
+        """Nodes of the pool held per deployment, sorted by deployment (kept until the pool's next charge)."""
+        found = self._sorted_holders.get(pool)
+        if found is None:
+            found = self._sorted_holders[pool] = dict(sorted((d, n) for d, n in self._holders[pool].items() if n))
+        return found
 
 
 class Trial:

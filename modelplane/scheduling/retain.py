@@ -15,7 +15,7 @@ capacity is charged, so they never hold nodes another replica needs.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from modelplane.api import Engine, ModelDeployment, Role
 from modelplane.scheduling.engines import Option
@@ -26,8 +26,7 @@ from modelplane.scheduling.run import Fit, Run
 from modelplane.scheduling.snapshot import ClusterView, PoolView
 
 
-@dataclass(frozen=True)
-class Candidate:
+class Candidate(NamedTuple):
     """A previous replica that may stay, priced at the current spec."""
 
     deployment: ModelDeployment

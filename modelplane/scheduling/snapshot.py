@@ -59,8 +59,12 @@ class ClusterView:
     def class_names(self) -> frozenset[str]:
         return frozenset(pool.class_name for pool in self.pools)
 
+    @cached_property
+    def _pools(self) -> dict[str, PoolView]:
+        return {pool.name: pool for pool in self.pools}
+
     def pool(self, name: str) -> PoolView | None:
-        return next((pool for pool in self.pools if pool.name == name), None)
+        return self._pools.get(name)
 
 
 @dataclass(frozen=True)

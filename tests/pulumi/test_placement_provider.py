@@ -272,3 +272,23 @@ def test_the_provider_is_serialized_by_reference() -> None:
                                "print(type(p).__module__, type(p).__name__)",
          base64.b64encode(pickled).decode()], capture_output=True, text=True, check=True, cwd=ROOT)
     assert loaded.stdout.split() == ["modelplane.pulumi.placement", "PlacementProvider"]
+
+
+def test_unchanged_inputs_return_the_previous_placement_without_planning(monkeypatch: pytest.MonkeyPatch) -> None:
+    """check() on unchanged inputs returns the olds' placement as it is: `place` is pure and
+    re-planning its own output moves nothing, so planning again would give the same document."""
+    provider = PlacementProvider()
+    first = provider.check({}, wire({"objects": edited(huge), "strict": False}))
+    olds = wire(first.inputs)
+
+    def no_planning(*_: Any) -> None:
+        raise AssertionError("check() planned although nothing changed")
+
+    monkeypatch.setattr("modelplane.pulumi.placement.place", no_planning)
+    again = provider.check(olds, wire({"objects": edited(huge), "strict": False}))
+    assert (again.failures, again.inputs["placement"]) == ([], first.inputs["placement"])
+    strict_olds = {**olds, "strict": True}
+    strict = provider.check(strict_olds, wire({"objects": edited(huge), "strict": True}))
+    assert [f.property for f in strict.failures] == ["placement.deployments['ml-team/huge']"]
+    with pytest.raises(AssertionError, match="planned although nothing changed"):
+        provider.check(olds, wire({"objects": edited(huge, scale("qwen-demo", 2)), "strict": False}))

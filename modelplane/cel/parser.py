@@ -1,0 +1,311 @@
+"""Parsing a selector: text -> the AST of `syntax`, by hand for all but pathologically deep text.
+
+Contract: ``parse(text)`` returns the AST of a CEL expression or raises ``SelectorError`` with a
+1-based line and column. Text that nests brackets and ``?:`` at most ``SHALLOW`` levels deep (every
+selector a fleet uses in practice) is parsed here, in one pass: a few tens of microseconds instead
+of lark's few hundred, and lark's tables are never built. Deeper text goes to ``syntax``'s lark
+path, which measures nesting without recursion. Both give the same AST, values and positions for
+the same text (tests/cel/test_parser.py holds them to it).
+
+The grammar is cel-go's precedence (``?:``, ``||``, ``&&``, relations, ``+ -``, ``* / %``, unary,
+member access, primary), tokens as cel-python's grammar lexes them (a ``-`` right before a number
+where an operand starts is the number's sign); ``&&``/``||`` chains are balanced as cel-go builds
+them; a run of ``!`` or ``-`` keeps its parity. The visitor limit of cel-go (250 operators,
+selections, calls and indexes on one path) is checked on the AST; the listener limit cannot be
+reached within ``SHALLOW`` levels.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import NamedTuple
+
+from modelplane.cel.errors import SelectorError
+from modelplane.cel.syntax import (
+    Binary,
+    Call,
+    Conditional,
+    Ident,
+    Index,
+    ListLit,
+    MapLit,
+    Node,
+    Pos,
+    Select,
+    Unary,
+    balanced,
+    check_length,
+    check_path_depth,
+    convert,
+    literal,
+    locate,
+    parse_tree,
+)
+
+SHALLOW = 48
+"""Bracket and ``?:`` nesting handled here; deeper text goes to the lark path."""
+
+_STRING = r'''(?:"""(?:\\.|[^\\])*?"""|\'\'\'(?:\\.|[^\\])*?\'\'\'|"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*')'''
+_TOKENS = re.compile(rf"""
+    (?P<space>[\t\n\f\r\ ]+|//[^\n]*)
+  | (?P<BYTES_LIT>[bB][rR]?{_STRING})
+  | (?P<STRING_LIT>[rR]?{_STRING})
+  | (?P<number>(?:0x[0-9a-fA-F]+|[0-9]*\.[0-9]+(?:[eE][+-]?[0-9]+)?|[0-9]+\.[0-9]*(?:[eE][+-]?[0-9]+)?
+               |[0-9]+[eE][+-]?[0-9]+|[0-9]+)[uU]?)
+  | (?P<ident>[_a-zA-Z][_a-zA-Z0-9]*)
+  | (?P<op>\|\||&&|==|!=|<=|>=|[<>+\-*/%!?:.,()\[\]{{}}])
+""", re.X)
+_RELATIONS = frozenset(("<", "<=", ">", ">=", "==", "!=", "in"))
+_KEYWORDS = {"true": "BOOL_LIT", "false": "BOOL_LIT", "null": "NULL_LIT"}
+
+
+class _Token(NamedTuple):
+    kind: str  # an operator's text, "ident", a literal kind (INT_LIT, ...), or "end"
+    text: str
+    start: int
+    end: int
+
+
+def parse(text: str) -> Node:
+    check_length(text)
+    tokens = _tokenize(text)
+    if tokens is None:
+        return convert(text, parse_tree(text))
+    node = _Parser(text, tokens).parse()
+    check_path_depth(node)
+    return node
+
+
+def _tokenize(text: str) -> list[_Token] | None:
+    tokens: list[_Token] = []
+    depth = deepest = questions = 0
+    position = 0
+    while position < len(text):
+        found = _TOKENS.match(text, position)
+        if found is None:
+            line, column = locate(text, position)
+            raise SelectorError(f"Syntax error: unexpected character {text[position]!r}", line=line, column=column)
+        kind, value, position = found.lastgroup or "", found.group(), found.end()
+        if kind == "space":
+            continue
+        if kind == "number":
+            kind = _number_kind(value)
+        elif kind == "ident":
+            kind = _KEYWORDS.get(value, "in" if value == "in" else "ident")
+        elif kind == "STRING_LIT" and value.lstrip("rR")[:3] in ('"""', "'''"):
+            kind = "MLSTRING_LIT"
+        elif kind == "op":
+            kind = value
+            depth += value in "([{"
+            depth -= value in ")]}"
+            deepest = max(deepest, depth)
+            questions += value == "?"
+        tokens.append(_Token(kind, value, found.start(), found.end()))
+    last = tokens[-1].start if tokens else 0  # lark places the end at the last token; so do we
+    tokens.append(_Token("end", "", last, last))
+    return tokens if deepest + questions <= SHALLOW else None
+
+
+def _number_kind(text: str) -> str:
+    if text[-1] in "uU":
+        return "UINT_LIT"
+    if text.startswith("0x") or not any(c in text for c in ".eE"):
+        return "INT_LIT"
+    return "FLOAT_LIT"
+
+
+class _Parsed(NamedTuple):
+    node: Node
+    start: int
+    end: int
+
+
+class _Parser:
+    def __init__(self, text: str, tokens: list[_Token]) -> None:
+        self.text = text
+        self.tokens = tokens
+        self.at = 0
+
+    def parse(self) -> Node:
+        parsed = self.expr()
+        if self.peek.kind != "end":
+            raise self.unexpected()
+        return parsed.node
+
+    @property
+    def peek(self) -> _Token:
+        return self.tokens[self.at]
+
+    def take(self, kind: str) -> _Token:
+        token = self.tokens[self.at]
+        if token.kind != kind:
+            raise self.unexpected()
+        self.at += 1
+        return token
+
+    def unexpected(self) -> SelectorError:
+        token = self.peek
+        line, column = locate(self.text, token.start)
+        what = "unexpected end of expression" if token.kind == "end" else f"unexpected {token.text!r}"
+        return SelectorError(f"Syntax error: {what}", line=line, column=column)
+
+    def expr(self) -> _Parsed:
+        condition = self.logic("||")
+        if self.peek.kind != "?":
+            return condition
+        self.at += 1
+        then = self.logic("||")
+        self.take(":")
+        otherwise = self.expr()
+        return _Parsed(Conditional(condition.node, then.node, otherwise.node, Pos(condition.start, otherwise.end)),
+                       condition.start, otherwise.end)
+
+    def logic(self, op: str) -> _Parsed:
+        """A chain of `||` (of `&&` terms) or of `&&` (of relations), balanced as cel-go builds it."""
+        term: Callable[[], _Parsed] = (lambda: self.logic("&&")) if op == "||" else self.relation
+        terms, ops = [term()], []
+        while self.peek.kind == op:
+            ops.append(self.tokens[self.at])
+            self.at += 1
+            terms.append(term())
+        if not ops:
+            return terms[0]
+        node = balanced(op, [t.node for t in terms], [Pos(o.start, o.end) for o in ops])
+        return _Parsed(node, terms[0].start, terms[-1].end)
+
+    def relation(self) -> _Parsed:
+        left = self.addition()
+        while self.peek.kind in _RELATIONS:
+            left = self.binary(left, self.addition)
+        return left
+
+    def addition(self) -> _Parsed:
+        left = self.multiplication()
+        while self.peek.kind in ("+", "-"):
+            left = self.binary(left, self.multiplication)
+        return left
+
+    def multiplication(self) -> _Parsed:
+        left = self.unary()
+        while self.peek.kind in ("*", "/", "%"):
+            left = self.binary(left, self.unary)
+        return left
+
+    def binary(self, left: _Parsed, operand: Callable[[], _Parsed]) -> _Parsed:
+        op = self.tokens[self.at]
+        self.at += 1
+        right = operand()
+        return _Parsed(Binary(op.text, left.node, right.node, Pos(op.start, op.end),
+                              (Pos(left.start, left.end), Pos(right.start, right.end))), left.start, right.end)
+
+    def unary(self) -> _Parsed:
+        ops: list[_Token] = []
+        while self.peek.kind in ("!", "-") and not self.signs_number():
+            ops.append(self.tokens[self.at])
+            self.at += 1
+        operand = self.member()
+        if not ops:
+            return operand
+        mixed = next((op for op in ops if op.kind != ops[0].kind), None)
+        if mixed is not None:
+            line, column = locate(self.text, mixed.start)
+            raise SelectorError(f"Syntax error: unexpected {mixed.text!r} (a run of '!' or '-' cannot mix them; "
+                                "use parentheses)", line=line, column=column)
+        if len(ops) % 2 == 0:
+            return _Parsed(operand.node, ops[0].start, operand.end)
+        return _Parsed(Unary(ops[0].kind, operand.node, Pos(ops[0].start, operand.end)), ops[0].start, operand.end)
+
+    def signs_number(self) -> bool:
+        """A `-` right before a number, where an operand starts, is the number's sign."""
+        sign, after = self.tokens[self.at], self.tokens[self.at + 1]
+        return sign.kind == "-" and after.start == sign.end and after.kind in ("INT_LIT", "UINT_LIT", "FLOAT_LIT")
+
+    def member(self) -> _Parsed:
+        parsed = self.primary()
+        while True:
+            kind = self.peek.kind
+            if kind == ".":
+                self.at += 1
+                name = self.take("ident")
+                if self.peek.kind == "(":
+                    args, end = self.arguments(")")
+                    parsed = _Parsed(Call(name.text, parsed.node, args, Pos(name.start, name.end)), parsed.start, end)
+                else:
+                    parsed = _Parsed(Select(parsed.node, name.text, Pos(name.start, name.end)), parsed.start, name.end)
+            elif kind == "[":
+                self.at += 1
+                index = self.expr()
+                end = self.take("]").end
+                parsed = _Parsed(Index(parsed.node, index.node, Pos(parsed.start, end)), parsed.start, end)
+            elif kind == "{":
+                raise self.unsupported(parsed.start)
+            else:
+                return parsed
+
+    def primary(self) -> _Parsed:
+        token = self.peek
+        kind = token.kind
+        if kind == "ident":
+            self.at += 1
+            if self.peek.kind == "(":
+                args, end = self.arguments(")")
+                return _Parsed(Call(token.text, None, args, Pos(token.start, token.end)), token.start, end)
+            return _Parsed(Ident(token.text, Pos(token.start, token.end)), token.start, token.end)
+        if kind == "(":
+            self.at += 1
+            inner = self.expr()
+            end = self.take(")").end
+            return _Parsed(inner.node, token.start, end)
+        if kind == "[":
+            items, end = self.arguments("]")
+            return _Parsed(ListLit(items, Pos(token.start, end)), token.start, end)
+        if kind == "{":
+            return self.map_literal()
+        if kind == "." and self.tokens[self.at + 1].kind == "ident":
+            raise self.unsupported(token.start)
+        if kind == "-" and self.signs_number():
+            number = self.tokens[self.at + 1]
+            self.at += 2
+            return self.literal(number.kind, token.text + number.text, token.start, number.end)
+        if kind.endswith("_LIT"):
+            self.at += 1
+            return self.literal(kind, token.text, token.start, token.end)
+        raise self.unexpected()
+
+    def literal(self, kind: str, text: str, start: int, end: int) -> _Parsed:
+        try:
+            return _Parsed(literal(kind, text, Pos(start, end)), start, end)
+        except ValueError as error:
+            line, column = locate(self.text, start)
+            raise SelectorError(str(error), line=line, column=column) from None
+
+    def arguments(self, close: str) -> tuple[tuple[Node, ...], int]:
+        """`(` or `[`, expressions separated by commas, then `close`."""
+        self.at += 1
+        items: list[Node] = []
+        if self.peek.kind != close:
+            items.append(self.expr().node)
+            while self.peek.kind == ",":
+                self.at += 1
+                items.append(self.expr().node)
+        return tuple(items), self.take(close).end
+
+    def map_literal(self) -> _Parsed:
+        start = self.take("{").start
+        entries: list[tuple[Node, Node]] = []
+        if self.peek.kind != "}":
+            while True:
+                key = self.expr().node
+                self.take(":")
+                entries.append((key, self.expr().node))
+                if self.peek.kind != ",":
+                    break
+                self.at += 1
+        end = self.take("}").end
+        return _Parsed(MapLit(tuple(entries), Pos(start, end)), start, end)
+
+    def unsupported(self, offset: int) -> SelectorError:
+        line, column = locate(self.text, offset)
+        return SelectorError("message construction and leading-dot names are not supported in a device selector",
+                             line=line, column=column)
