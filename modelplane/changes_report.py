@@ -8,6 +8,8 @@ become short, with their reasons. The same diff always renders to the same text.
 
 from __future__ import annotations
 
+import html
+
 from modelplane.report import columns, where
 from modelplane.scheduling.diff import Change, PlacementDiff, PoolChange, ReplicaChange
 
@@ -58,7 +60,7 @@ def markdown(changes: PlacementDiff) -> list[str]:
     short = [d for d in changes.deployments if d.became_short]
     if short:
         lines += ["", "Becomes short:", ""]
-        lines += [f"- `{d.deployment}`: {reason}" for d in short for reason in d.reasons]
+        lines += [f"- `{d.deployment}`: {_text(reason)}" for d in short for reason in d.reasons]
     return lines
 
 
@@ -76,6 +78,12 @@ def _pool_cells(pool: PoolChange) -> tuple[str, str]:
     used = [f"{u}/{c}" if c is not None else "-" for u, c in zip(pool.used, pool.capacity)]
     free = [str(f) if f is not None else "-" for f in pool.free]
     return f"{used[0]} -> {used[1]}", f"{free[0]} -> {free[1]}"
+
+
+def _text(text: str) -> str:
+    """Plain text for markdown: `<` and `&` escaped outside code spans (inside them they show as written)."""
+    parts = text.split("`")
+    return "`".join(html.escape(part, quote=False) if index % 2 == 0 else part for index, part in enumerate(parts))
 
 
 def _code(text: str) -> str:

@@ -169,3 +169,12 @@ def test_a_what_if_with_no_edits_reports_no_change(cs, ds, sticky) -> None:
     before, after = plan_random(cs, ds, previous), plan_random(list(edited[0].clusters), list(edited[1].deployments),
                                                                previous)
     assert diff(before, after, f, edited[0]).empty
+
+
+def test_the_markdown_of_a_reason_is_escaped_outside_code_spans() -> None:
+    from modelplane import changes_report
+    from modelplane.scheduling.diff import DeploymentChange, PlacementDiff
+
+    short = DeploymentChange("ml/d", (1, 0), (1, 1), (False, True), ("selector `a < b` fails on <none>",))
+    assert changes_report.markdown(PlacementDiff((), (), (short,)))[-1] == \
+        "- `ml/d`: selector `a < b` fails on &lt;none&gt;", "code spans show as written, the rest is escaped"
