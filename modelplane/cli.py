@@ -337,7 +337,8 @@ def _render(manifests: Manifests, placement: Placement, directory: Path) -> None
             _remove_stale(directory, relative)
         record.write_text("".join(f"{relative}\n" for relative in files))
     except OSError as error:
-        raise InputError(f"--render {directory}: cannot write {error.filename or directory}: {error.strerror}") from None
+        where = error.filename or directory
+        raise InputError(f"--render {directory}: cannot write {where}: {error.strerror}") from None
 
 
 def _remove_stale(directory: Path, relative: str) -> None:

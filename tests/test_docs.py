@@ -13,8 +13,8 @@ import pytest
 
 ROOT = Path(__file__).parent.parent
 DOCS = sorted({ROOT / "README.md", ROOT / "DESIGN.md", *ROOT.glob("docs/**/*.md"), *ROOT.glob("examples/**/*.md")})
-SOURCES = sorted({*DOCS, *ROOT.glob("modelplane/**/*.py"), *ROOT.glob("tests/**/*.py"), *ROOT.glob("examples/**/*.y*ml")}
-                 - {Path(__file__)})
+SOURCES = sorted({*DOCS, *ROOT.glob("modelplane/**/*.py"), *ROOT.glob("tests/**/*.py"),
+                  *ROOT.glob("examples/**/*.y*ml")} - {Path(__file__)})
 
 LINK = re.compile(r"\]\(([^)\s]+)\)")
 EXAMPLE_FILE = re.compile(r"(?<![\w/.])examples/[\w.-]+(?:/[\w.-]+)*")

@@ -30,9 +30,9 @@ from modelplane.compose.stack import Addon
 from modelplane.compose.workloads import engine_objects
 from modelplane.scheduling import Placement
 
-KIND_ORDER = ("Namespace", "GatewayClass", "Gateway", "SecurityPolicy", "Secret", "ServiceAccount", "Role", "RoleBinding",
-              "ConfigMap", "PersistentVolumeClaim", "Job", "ResourceClaimTemplate", "Deployment", "LeaderWorkerSet", "Service",
-              "EndpointSlice", "BackendTLSPolicy", "InferencePool", "Backend", "HTTPRoute")
+KIND_ORDER = ("Namespace", "GatewayClass", "Gateway", "SecurityPolicy", "Secret", "ServiceAccount", "Role",
+              "RoleBinding", "ConfigMap", "PersistentVolumeClaim", "Job", "ResourceClaimTemplate", "Deployment",
+              "LeaderWorkerSet", "Service", "EndpointSlice", "BackendTLSPolicy", "InferencePool", "Backend", "HTTPRoute")
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,8 @@ from tests.compose.helpers import find
 from tests.compose.schemas import problems
 
 EXAMPLE = Path(__file__).parent.parent.parent / "examples" / "qwen-demo"
-SECURED = "  cluster: starter\n  port: 443\n  tls: {certificateSecret: fleet-cert}\n  auth: {apiKeysSecret: fleet-keys}\n"
+SECURED = ("  cluster: starter\n  port: 443\n  tls: {certificateSecret: fleet-cert}\n"
+           "  auth: {apiKeysSecret: fleet-keys}\n")
 
 
 def fleet_gateway(spec: str = "  cluster: starter\n") -> tuple[dict, ...]:

@@ -30,8 +30,9 @@ CASES = [
      ["secret-not-created", "pd-port-conflict", "secret-not-created"]),
     ("a Secret the engines read only if it exists", sources("prefill-decode", "key: HF_TOKEN}", "key: HF_TOKEN, "
                                                             "optional: true}"), []),
-    ("an attribute name with a typo", sources("qwen3-8b", L4_SELECTOR, 'device.attributes["gpu.nvidia.com"].archtecture '
-                                              '== "Ada Lovelace"'), ["selector-matches-no-device"]),
+    ("an attribute name with a typo",
+     sources("qwen3-8b", L4_SELECTOR, 'device.attributes["gpu.nvidia.com"].archtecture == "Ada Lovelace"'),
+     ["selector-matches-no-device"]),
     ("a quantity written as 40GB",
      sources("qwen3-8b", "20Gi", "40GB"), ["selector-matches-no-device"]),
     ("a comparison no published device passes",
@@ -60,7 +61,7 @@ def test_a_typo_names_the_closest_published_attribute() -> None:
 
 
 def test_a_service_that_selects_no_replica_warns_only_with_a_placement() -> None:
-    manifests = load_sources(sources("qwen-demo", "modelplane.ai/deployment: qwen-demo", "modelplane.ai/deployment: nope"))
+    manifests = load_sources(sources("qwen-demo", "deployment: qwen-demo", "deployment: nope"))
     placement = place(manifests.fleet, manifests.workloads)
     assert [w.code for w in plan_warnings(manifests)] == []
     assert [w.code for w in plan_warnings(manifests, placement)] == ["service-empty", "service-selects-nothing"]

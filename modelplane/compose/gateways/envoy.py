@@ -43,8 +43,8 @@ def addons(gateway: InferenceGateway, settings: Settings) -> tuple[Addon, ...]:
 def gateway_object(gateway: InferenceGateway, namespaces: Sequence[str]) -> dict:
     """The fleet Gateway; a secured one (`tls` or `auth`) takes routes only from the services' namespaces."""
     tls, secured = gateway.spec.tls, gateway.spec.tls is not None or gateway.spec.auth is not None
-    return stack_gateway(FLEET_GATEWAY, gateway.spec.port, gateway.spec.hostname, namespaces=namespaces if secured else None,
-                         certificate=tls.certificate_secret if tls else None)
+    return stack_gateway(FLEET_GATEWAY, gateway.spec.port, gateway.spec.hostname,
+                         namespaces=namespaces if secured else None, certificate=tls.certificate_secret if tls else None)
 
 
 def gateway_policies(gateway: InferenceGateway) -> list[dict]:

@@ -198,8 +198,8 @@ class EksCluster(ClusterComponent):
     def _access_entries(self, name: str, entries: Sequence[tuple[str, str]]) -> None:
         """An access entry per principal with its policy cluster-wide (`authentication_mode: API`)."""
         for index, (principal, policy) in enumerate(entries):
-            entry = aws.eks.AccessEntry(f"{name}-access-{index}", cluster_name=self.cluster.name, principal_arn=principal,
-                                        opts=self._child)
+            entry = aws.eks.AccessEntry(f"{name}-access-{index}", cluster_name=self.cluster.name,
+                                        principal_arn=principal, opts=self._child)
             aws.eks.AccessPolicyAssociation(
                 f"{name}-access-{index}-policy", cluster_name=self.cluster.name, principal_arn=entry.principal_arn,
                 policy_arn=f"arn:aws:eks::aws:cluster-access-policy/{policy}", access_scope={"type": "cluster"},
