@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from modelplane.api import Engine, Fleet, ModelDeployment, Role, Workloads
 from modelplane.cel import SelectorEvaluator
@@ -30,8 +31,7 @@ from modelplane.scheduling.snapshot import ClusterView, Snapshot
 EnginePlacements = dict[str, dict[Role, MemberPlacement]]
 
 
-@dataclass(frozen=True)
-class Fit:
+class Fit(NamedTuple):
     """A whole replica that fits a cluster: where each engine's members run, and what it costs."""
 
     engines: EnginePlacements
