@@ -32,6 +32,8 @@ RENDER_RECORD = "_inventory/rendered-files.txt"
 """Under `plan --render DIR`: the files the last render wrote, so the next removes the stale ones."""
 
 STRICT_HELP = "reject documents of other API groups (by default each is skipped with a warning)"
+CONTROL_CLUSTER_HELP = ("validate as control-cluster mode does: an InferenceGateway without spec.cluster runs on the "
+                        "control cluster (by default it is an error)")
 
 
 class InputError(Exception):
@@ -56,6 +58,7 @@ def _parser() -> argparse.ArgumentParser:
     validate = commands.add_parser("validate", help="load and validate manifests")
     validate.add_argument("paths", nargs="+", metavar="PATH", help="manifest files or directories")
     validate.add_argument("--strict", action="store_true", help=STRICT_HELP)
+    validate.add_argument("--control-cluster", action="store_true", help=CONTROL_CLUSTER_HELP)
     validate.set_defaults(command=_validate)
 
     plan = commands.add_parser("plan", help="place every replica and print where it runs")
@@ -65,6 +68,7 @@ def _parser() -> argparse.ArgumentParser:
     plan.add_argument("--out", metavar="FILE", help="write the result to FILE instead of standard output")
     plan.add_argument("--render", metavar="DIR", help="also write every cluster's Kubernetes manifests under DIR")
     plan.add_argument("--strict", action="store_true", help=STRICT_HELP)
+    plan.add_argument("--control-cluster", action="store_true", help=CONTROL_CLUSTER_HELP)
     plan.add_argument("--fail-on-short", action="store_true", help=(
         f"exit with code {SHORT} when a deployment cannot be fully placed (for CI that must block such a change)"))
     plan.add_argument("--what-if", action="append", metavar="EDIT", dest="what_if", help=(
@@ -116,7 +120,7 @@ def _parser() -> argparse.ArgumentParser:
 def _validate(args: argparse.Namespace) -> int:
     from modelplane.compose import plan_warnings
 
-    manifests = _load(args.paths, args.strict)
+    manifests = _load(args.paths, args.strict, args.control_cluster)
     for warning in plan_warnings(manifests):
         print(warning, file=sys.stderr)
     counts = manifests.counts()
@@ -132,7 +136,7 @@ def _plan(args: argparse.Namespace) -> int:
     from modelplane.scheduling.cost import placement_cost, priced
     from modelplane.scheduling.diff import diff
 
-    manifests = _load(args.paths, args.strict)
+    manifests = _load(args.paths, args.strict, args.control_cluster)
     previous = _state(args.state)
     if args.what_if:
         return _what_if(args, manifests, previous)
@@ -278,11 +282,11 @@ def _reconcile(args: argparse.Namespace) -> int:
     return 0
 
 
-def _load(paths: Sequence[str], strict: bool = False) -> Manifests:
+def _load(paths: Sequence[str], strict: bool = False, control_cluster: bool = False) -> Manifests:
     from modelplane.api import ManifestErrors, load
 
     try:
-        manifests = load(paths, strict=strict)
+        manifests = load(paths, strict=strict, control_cluster=control_cluster)
     except ManifestErrors as errors:
         for problem in (*errors.warnings, *errors.errors):
             print(problem, file=sys.stderr)

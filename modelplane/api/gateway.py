@@ -15,9 +15,15 @@ share these fields, and `status.address` (what the control plane writes back) is
 - `Traefik`: Traefik Proxy from its Helm chart next to it, which rewrites the path per backendRef,
   so such a service routes correctly. Upstream manifests say Traefik and get Traefik.
 
-Without `spec.cluster` the gateway belongs on the control cluster, which this version does not
-provision yet: `refs.gateways` reports it at `spec.cluster` (`InferenceGateway.host` is where the
-control-cluster mode plugs in).
+Without `spec.cluster` the gateway runs on the control cluster: `InferenceGateway.host` is then
+`CONTROL_CLUSTER`, a pseudo-host name no InferenceCluster can take (it is not a DNS label), and
+compose gives that host the fleet gateway's objects and the backend's add-ons exactly as it would a
+workload cluster that hosts the gateway (`compose.gateways.control_stack`). Whether a control
+cluster exists is the loader's explicit `control_cluster` argument (`load`, `load_sources`,
+`load_objects`): True in control-cluster mode (stack config `modelplane:source: cluster`, which reads
+the objects from that cluster), False for files and the CLI unless told otherwise
+(`--control-cluster`); without one, `refs.gateways` reports the gateway at `spec.cluster` and says
+to set it or to run in control-cluster mode.
 """
 
 from __future__ import annotations
@@ -44,6 +50,9 @@ from modelplane.api.values import check_version
 
 UPSTREAM_NAME = "default"
 """The name the Crossplane-based Modelplane requires of its one InferenceGateway."""
+CONTROL_CLUSTER = "_control"
+"""`InferenceGateway.host` of a gateway without `spec.cluster`: the control cluster. Not a DNS label,
+so never an InferenceCluster's name; it prefixes the control cluster's Pulumi resource names."""
 
 
 class GatewayBackend(StrEnum):
@@ -108,8 +117,8 @@ class GatewayAuth(Model):
 
 class InferenceGatewaySpec(Model):
     cluster: DNSLabel | None = None
-    """The InferenceCluster that hosts the fleet gateway; unset means the control cluster (not yet
-    provisioned by this version, so required today)."""
+    """The InferenceCluster that hosts the fleet gateway; unset means the control cluster (required
+    when there is none: files mode)."""
     backend: GatewayBackend = GatewayBackend.ENVOY_GATEWAY
     """The proxy that runs the fleet gateway: EnvoyGateway (the Envoy Gateway every cluster runs) or Traefik (rewrites
     the path per backend). Defaults to EnvoyGateway."""
@@ -151,9 +160,9 @@ class InferenceGateway(Named, Model):
 
     @property
     def host(self) -> str:
-        """The InferenceCluster the gateway runs on (the loader rejects a gateway that names none)."""
-        assert self.spec.cluster is not None, "refs.gateways rejects a gateway without spec.cluster"
-        return self.spec.cluster
+        """The InferenceCluster the gateway runs on, or `CONTROL_CLUSTER` without `spec.cluster` (the
+        loader accepts that only when told a control cluster exists)."""
+        return self.spec.cluster or CONTROL_CLUSTER
 
     @property
     def traefik(self) -> Traefik:

@@ -9,6 +9,10 @@ never escapes as anything else.
 A document of another API group (a Namespace, a PodMonitor, a Crossplane package kept beside the
 modelplane.ai documents) is skipped with one `foreign-kind` warning; `strict=True` makes it an
 error. Everything else about validation is the same either way.
+
+`control_cluster=True` says the fleet has a control cluster (control-cluster mode), so an
+InferenceGateway without `spec.cluster` runs there (`api.gateway.CONTROL_CLUSTER`); by default
+there is none and such a gateway is an error at `spec.cluster`.
 """
 
 from __future__ import annotations
@@ -42,10 +46,10 @@ FOREIGN_KIND = "foreign-kind"
 """The code of the problem a document of another API group gets (a warning, an error when strict)."""
 
 
-def load(paths: Sequence[str | Path], *, strict: bool = False) -> Manifests:
+def load(paths: Sequence[str | Path], *, strict: bool = False, control_cluster: bool = False) -> Manifests:
     """Read and validate manifests from files and directories; raise ManifestErrors on any error."""
     sources, problems = read_sources(paths)
-    return load_sources(sources, problems, strict=strict)
+    return load_sources(sources, problems, strict=strict, control_cluster=control_cluster)
 
 
 def read_sources(paths: Sequence[str | Path]) -> tuple[list[tuple[str, str]], list[Problem]]:
@@ -88,7 +92,7 @@ def _read_text(file: Path) -> tuple[str, Problem | None]:
 
 
 def load_sources(sources: Iterable[tuple[str, str]], problems: Iterable[Problem] = (), *,
-                 strict: bool = False) -> Manifests:
+                 strict: bool = False, control_cluster: bool = False) -> Manifests:
     """Validate manifests given as (file name, text) pairs. Pure: no I/O."""
     found = list(problems)
     documents: list[Document] = []
@@ -98,14 +102,14 @@ def load_sources(sources: Iterable[tuple[str, str]], problems: Iterable[Problem]
         if not parsed and not parse_problems:
             found.append(Problem(file, 0, message="contains no manifests", code="empty"))
         documents.extend(parsed)
-    return _validate(documents, found, strict)
+    return _validate(documents, found, strict, control_cluster)
 
 
-def load_objects(objects: Iterable[Any], source: str = "<objects>") -> Manifests:
+def load_objects(objects: Iterable[Any], source: str = "<objects>", *, control_cluster: bool = False) -> Manifests:
     """Validate manifests given as plain data (e.g. `dump_objects` output carried through Pulumi state);
     problems name `source` and the object's position instead of a file and line."""
     documents = [Document(source, index + 1, obj, {}) for index, obj in enumerate(objects)]
-    return _validate(documents, [], strict=True)
+    return _validate(documents, [], True, control_cluster)
 
 
 def dump_objects(manifests: Manifests) -> list[dict[str, Any]]:
@@ -115,7 +119,7 @@ def dump_objects(manifests: Manifests) -> list[dict[str, Any]]:
             for obj in manifests.objects()]
 
 
-def _validate(documents: Sequence[Document], found: list[Problem], strict: bool) -> Manifests:
+def _validate(documents: Sequence[Document], found: list[Problem], strict: bool, control_cluster: bool) -> Manifests:
     located: list[Located] = []
     declared: set[ObjectKey] = set()
     for document in documents:
@@ -125,7 +129,7 @@ def _validate(documents: Sequence[Document], found: list[Problem], strict: bool)
             declared.add(read.declared)
         if read.obj is not None:
             located.append((read.obj, read.origin))
-    found.extend(check_references(located, declared))
+    found.extend(check_references(located, declared, control_cluster))
     if strict:
         found = [replace(p, severity=Severity.ERROR) if p.code == FOREIGN_KIND else p for p in found]
     errors = [p for p in found if p.severity is Severity.ERROR]

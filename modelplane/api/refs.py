@@ -21,12 +21,14 @@ Located = tuple[Manifest, Origin]
 ZONELESS = (ClusterSource.NEBIUS, ClusterSource.VULTR)
 
 
-def check_references(objects: Sequence[Located], declared: set[ObjectKey]) -> Iterator[Problem]:
+def check_references(objects: Sequence[Located], declared: set[ObjectKey], control_cluster: bool = False
+                     ) -> Iterator[Problem]:
+    """`control_cluster`: whether the fleet has a control cluster to run a gateway without `spec.cluster`."""
     yield from duplicate_objects(objects)
     yield from pool_classes(objects, declared)
     yield from zoneless_pools(objects)
     yield from cache_references(objects, declared)
-    yield from gateways(objects, declared)
+    yield from gateways(objects, declared, control_cluster)
     yield from gangs_without_cache(objects)
 
 
@@ -98,12 +100,12 @@ def cache_references(objects: Sequence[Located], declared: set[ObjectKey]) -> It
                                      f"(defined there: {known})", "reference")
 
 
-def gateways(objects: Sequence[Located], declared: set[ObjectKey]) -> Iterator[Problem]:
-    """At most one InferenceGateway per fleet, hosted on a defined InferenceCluster.
+def gateways(objects: Sequence[Located], declared: set[ObjectKey], control_cluster: bool = False) -> Iterator[Problem]:
+    """At most one InferenceGateway per fleet, hosted on a defined InferenceCluster or on the control cluster.
 
-    Without `spec.cluster` (the Crossplane-based Modelplane's form) the gateway belongs on the
-    control cluster, which this version does not provision yet: an error at `spec.cluster`, and a
-    warning when such a gateway is not named `default`, the one name upstream accepts.
+    Without `spec.cluster` (the Crossplane-based Modelplane's form) the gateway runs on the control
+    cluster: fine when `control_cluster` says one exists, else an error at `spec.cluster`; either
+    way a warning when such a gateway is not named `default`, the one name upstream accepts.
     """
     clusters = {obj.name for obj, _ in objects if isinstance(obj, InferenceCluster)}
     found = [(obj, origin) for obj, origin in objects if isinstance(obj, InferenceGateway)]
@@ -115,10 +117,12 @@ def gateways(objects: Sequence[Located], declared: set[ObjectKey]) -> Iterator[P
     for obj, origin in found:
         known = ", ".join(sorted(clusters)) or "none are defined"
         if obj.spec.cluster is None:
-            yield origin.problem(object_key(obj), ("spec", "cluster"),
-                                 "spec.cluster is required: without it the gateway runs on the control cluster, "
-                                 "which this version does not provision yet; set it to the InferenceCluster that "
-                                 f"hosts the fleet gateway (defined: {known})", "control-cluster")
+            if not control_cluster:
+                yield origin.problem(object_key(obj), ("spec", "cluster"),
+                                     "spec.cluster is required without a control cluster: a gateway without it runs "
+                                     "on the control cluster; set it to the InferenceCluster that hosts the fleet "
+                                     f"gateway (defined: {known}), or run in control-cluster mode (stack config "
+                                     "modelplane:source: cluster)", "control-cluster")
             if obj.name != UPSTREAM_NAME:
                 yield origin.problem(object_key(obj), ("metadata", "name"),
                                      f"the Crossplane-based Modelplane accepts one InferenceGateway, named "

@@ -10,7 +10,8 @@ Unlike files, one invalid object does not stop the fleet (one team's typo must n
 others): it is skipped and its problems become warnings, and so, in turn, is every object that then
 fails for want of it (a deployment whose ModelCache was skipped). With `strict=True` the problems
 are errors, as they are for files. Problems name the object (`KIND NAMESPACE/NAME`) and the `source`
-instead of a file and line. Pure: data in, data out.
+instead of a file and line. The objects come from the control cluster, so an InferenceGateway
+without `spec.cluster` runs there (`load_objects(..., control_cluster=True)`). Pure: data in, data out.
 """
 
 from __future__ import annotations
@@ -75,7 +76,7 @@ def load_served(items: Iterable[Mapping[str, Any]], source: str, *, strict: bool
     skipped: dict[ObjectKey, tuple[Problem, ...]] = {}
     while True:
         try:
-            manifests = load_objects([remaining[key] for key in sorted(remaining)], source)
+            manifests = load_objects([remaining[key] for key in sorted(remaining)], source, control_cluster=True)
             break
         except ManifestErrors as errors:
             found = [replace(problem, line=0) for problem in errors.errors]

@@ -8,6 +8,7 @@ cluster's workloads, `DIR/_gateway` the fleet gateway's objects on the Inference
     <cluster>/_cluster/<kind>-<name>.yaml        a cluster-scoped object (Namespace, ...)
     _gateway/...                                 the fleet gateway's objects, laid out the same way
     _inventory/stacks/<cluster>.yaml             the cluster's serving stack (add-ons), in install order
+    _inventory/stacks/_control.yaml              the control cluster's, when the fleet gateway runs there
     _inventory/endpoints.yaml                    the ModelEndpoint of every placed replica
 
 A Secret whose value the Pulumi program fills in from stack config is written without that

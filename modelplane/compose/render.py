@@ -3,7 +3,10 @@
 Invariants (the contract the Pulumi layer and `plan --render` rely on):
 - Pure and deterministic: no I/O, no clock, no environment; the same inputs, in any order, give
   equal `Rendered` values and byte-identical `files()`.
-- Every fleet cluster has an entry in `clusters` and `addons` (possibly no manifests).
+- Every fleet cluster has an entry in `clusters` and `addons` (possibly no manifests); a fleet
+  gateway on the control cluster (`api.CONTROL_CLUSTER`, the InferenceGateway without
+  `spec.cluster`) adds that host's entry to `addons` only (`gateways.control_stack`): its objects
+  are `gateway`, as on a workload cluster that hosts it.
 - Every manifest has `apiVersion`, `kind`, `metadata.name` (and `metadata.namespace` when
   namespaced); `(cluster, apiVersion, kind, namespace, name)` is unique, the fleet gateway's
   objects counting as objects of the InferenceGateway's cluster.
@@ -18,7 +21,7 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from modelplane.api import Manifests, Problem, ServingMode
+from modelplane.api import CONTROL_CLUSTER, Manifests, Problem, ServingMode
 from modelplane.collector import collector_paused
 from modelplane.compose import cache, files, gateways, prefill_decode, routing, selectors, serving, stack
 from modelplane.compose import secrets as compose_secrets
@@ -42,7 +45,8 @@ class Rendered:
     gateway: tuple[dict, ...]
     """The fleet gateway's objects, applied on the InferenceGateway's cluster (empty without one)."""
     addons: Mapping[str, tuple[Addon, ...]]
-    """Cluster name -> its serving stack, in install order."""
+    """Cluster name -> its serving stack, in install order (and `CONTROL_CLUSTER` -> the control
+    cluster's, when the fleet gateway runs there)."""
     endpoints: tuple[dict, ...]
     """The ModelEndpoint of every placed replica (name, labels, url, rewritePath)."""
     warnings: tuple[Problem, ...]
@@ -52,8 +56,8 @@ class Rendered:
         out: dict[str, str] = {}
         for cluster, manifests in self.clusters.items():
             out.update(files.object_files(cluster, manifests))
-            out[f"{files.INVENTORY_DIR}/stacks/{cluster}.yaml"] = files.dump_all(
-                addon.to_dict() for addon in self.addons[cluster])
+        for cluster, addons in self.addons.items():
+            out[f"{files.INVENTORY_DIR}/stacks/{cluster}.yaml"] = files.dump_all(addon.to_dict() for addon in addons)
         if self.gateway:
             out.update(files.object_files(files.GATEWAY_DIR, self.gateway))
         if self.endpoints:
@@ -83,10 +87,13 @@ def _render(manifests: Manifests, placement: Placement, settings: Settings, give
                  for cluster in fleet.clusters}
     endpoints = [routing.endpoint_view(ctx, addresses[ctx.cluster]) for ctx in contexts]
     gateway, found = fleet_gateway(manifests, contexts, addresses, objects)
+    addons = {cluster.name: gateways.cluster_stack(cluster, settings, fleet.gateway) for cluster in fleet.clusters}
+    if fleet.gateway is not None and fleet.gateway.host == CONTROL_CLUSTER:
+        addons[CONTROL_CLUSTER] = gateways.control_stack(settings, fleet.gateway)
     return Rendered(
         clusters={name: unique_sorted(manifests_of) for name, manifests_of in objects.items()},
         gateway=unique_sorted(gateway),
-        addons={cluster.name: gateways.cluster_stack(cluster, settings, fleet.gateway) for cluster in fleet.clusters},
+        addons=addons,
         endpoints=tuple(endpoints),
         warnings=tuple(sorted(problem(manifests, finding)
                               for finding in (*manifest_findings(manifests, settings, secrets), *found))))
@@ -151,7 +158,7 @@ def fleet_gateway(manifests: Manifests, contexts: list[ReplicaContext], addresse
     for cluster, cluster_routes in routes.items():
         objects[cluster] += cluster_routes
     namespaces = sorted({obj["metadata"]["namespace"] for obj in gateway} - {stack.SYSTEM_NAMESPACE})
-    hosted = {key(obj) for obj in objects[fleet.gateway.host]}
+    hosted = {key(obj) for obj in objects.get(fleet.gateway.host, ())}
     return [*gateway, *(ns for ns in map(stack.namespace, namespaces) if key(ns) not in hosted)], findings
 
 

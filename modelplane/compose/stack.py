@@ -2,7 +2,8 @@
 
 `serving_stack(cluster, settings)` lists them in install order (each names what it needs first in
 `depends_on`); the cluster that hosts the fleet gateway also gets that gateway's add-ons
-(`gateways.cluster_stack`). Three ways to install an add-on, and how the Pulumi layer does each:
+(`gateways.cluster_stack`). `control_stack` is the control cluster's, when the fleet gateway runs
+there: only what that gateway needs. Three ways to install an add-on, and how the Pulumi layer does each:
 - `Install.HELM`: a Helm release (`kubernetes.helm.v3.Release`) of `chart_ref` at `version` in
   `namespace` (created if missing) with `values`. For an OCI `repository` the chart reference is
   `oci://.../<chart>` and no repository option is passed.
@@ -100,10 +101,8 @@ def serving_stack(cluster: InferenceCluster, settings: Settings, before: tuple[A
         version=settings.inference_extension_version,
         manifest_url=("https://github.com/kubernetes-sigs/gateway-api-inference-extension/releases/download/"
                       f"{settings.inference_extension_version}/manifests.yaml"))
-    envoy_gateway = Addon(
-        name="envoy-gateway", chart="gateway-helm", repository="oci://docker.io/envoyproxy",
-        version=settings.envoy_gateway_version, namespace="envoy-gateway-system",
-        values=_envoy_gateway_values(), depends_on=(*(addon.name for addon in before), inference_crds.name))
+    envoy_gateway = _envoy_gateway(settings, _envoy_gateway_values(),
+                                   depends_on=(*(addon.name for addon in before), inference_crds.name))
     ai_gateway_crds = Addon(
         name="envoy-ai-gateway-crds", chart="ai-gateway-crds-helm", repository="oci://docker.io/envoyproxy",
         version=settings.ai_gateway_version, namespace=_AI_GATEWAY_NAMESPACE)
@@ -129,22 +128,45 @@ def serving_stack(cluster: InferenceCluster, settings: Settings, before: tuple[A
     return (*before, inference_crds, envoy_gateway, ai_gateway_crds, ai_gateway, lws, nfd, dra, gateway, *after)
 
 
-def _envoy_gateway_values() -> dict[str, Any]:
-    """Envoy Gateway with its `Backend` API on (the fleet routes' backends) and the Envoy AI Gateway
-    controller as extension server for InferencePool backendRefs (the values the Envoy AI Gateway
-    project publishes in manifests/envoy-gateway-values.yaml and its inference-pool add-on)."""
-    every = {"includeAll": True}
-    return {"config": {"envoyGateway": {
+def control_stack(settings: Settings, envoy_gateway: bool, before: tuple[Addon, ...] = (),
+                  after: tuple[Addon, ...] = ()) -> tuple[Addon, ...]:
+    """The control cluster's add-ons when it hosts the fleet gateway (`gateways.control_stack`):
+    modelplane's namespace and, with `envoy_gateway` (the EnvoyGateway backend, which a workload
+    cluster's serving stack brings), Envoy Gateway and the `modelplane` GatewayClass; `before` and
+    `after` as for `serving_stack`. Nothing for GPUs or replicas, which never run there: no AI
+    Gateway (the fleet routes reach `Backend`s, never an InferencePool), no inference Gateway."""
+    envoy = (_envoy_gateway(settings, _envoy_gateway_values(ai_gateway=False),
+                            depends_on=tuple(addon.name for addon in before)),) if envoy_gateway else ()
+    system = Addon(name="fleet-gateway-system", chart="", repository="", version="", namespace=SYSTEM_NAMESPACE,
+                   objects=(namespace(SYSTEM_NAMESPACE), *((gateway_class(),) if envoy_gateway else ())),
+                   depends_on=tuple(addon.name for addon in envoy))
+    return (*before, *envoy, system, *after)
+
+
+def _envoy_gateway(settings: Settings, values: dict[str, Any], depends_on: tuple[str, ...]) -> Addon:
+    return Addon(name="envoy-gateway", chart="gateway-helm", repository="oci://docker.io/envoyproxy",
+                 version=settings.envoy_gateway_version, namespace="envoy-gateway-system", values=values,
+                 depends_on=depends_on)
+
+
+def _envoy_gateway_values(ai_gateway: bool = True) -> dict[str, Any]:
+    """Envoy Gateway with its `Backend` API on (the fleet routes' backends) and, with `ai_gateway`, the
+    Envoy AI Gateway controller as extension server for InferencePool backendRefs (the values the Envoy
+    AI Gateway project publishes in manifests/envoy-gateway-values.yaml and its inference-pool add-on)."""
+    values: dict[str, Any] = {
         "gateway": {"controllerName": ENVOY_GATEWAY_CONTROLLER},
         "provider": {"type": "Kubernetes"},
-        "extensionApis": {"enableBackend": True, "enableEnvoyPatchPolicy": True},
-        "extensionManager": {
+        "extensionApis": {"enableBackend": True, "enableEnvoyPatchPolicy": True}}
+    if ai_gateway:
+        every = {"includeAll": True}
+        values["extensionManager"] = {
             "backendResources": [{"group": "inference.networking.k8s.io", "kind": "InferencePool", "version": "v1"}],
             "hooks": {"xdsTranslator": {"translation": {"listener": every, "route": every, "cluster": every,
                                                         "secret": every},
                                         "post": ["Translation", "Cluster", "Route"]}},
             "service": {"fqdn": {"hostname": f"ai-gateway-controller.{_AI_GATEWAY_NAMESPACE}.svc.cluster.local",
-                                 "port": 1063}}}}}}
+                                 "port": 1063}}}
+    return {"config": {"envoyGateway": values}}
 
 
 def namespace(name: str) -> dict:

@@ -30,6 +30,8 @@ Keys (namespace `modelplane` unless noted):
   skips it on every cluster, or a map `{cluster: false}` skips it per cluster, for clusters that
   already run Envoy Gateway, LeaderWorkerSet, the DRA driver and the CRDs (brownfield, or charts
   that cannot be downloaded). modelplane's own GatewayClass and inference Gateway are still created.
+  The map's key `_control` (`api.CONTROL_CLUSTER`) is the control cluster's stack, the fleet gateway
+  backend's add-ons when an InferenceGateway without `spec.cluster` runs there (`source: cluster`).
 - `skipAwait`: true stops Pulumi waiting for workloads to become ready (`pulumi.com/skipAwait`):
   for fleets that should not block `up` on model downloads, or clusters without kubelets. Gateways
   still wait for their address, which routing needs. Default false.
@@ -51,7 +53,7 @@ from typing import TYPE_CHECKING, Any
 import pulumi
 from pydantic.alias_generators import to_camel, to_snake
 
-from modelplane.api import ClusterSource, ManifestErrors, Manifests, load
+from modelplane.api import CONTROL_CLUSTER, ClusterSource, ManifestErrors, Manifests, load
 from modelplane.compose import Settings
 from modelplane.pulumi.clusters import ProviderSettings, provider_settings
 from modelplane.pulumi.fleet import ModelplaneArgs, SecretKey
@@ -121,8 +123,10 @@ def settings(config: pulumi.Config) -> Settings:
 
 def prerequisites_installed_on(manifests: Manifests, text: str | None) -> frozenset[str]:
     """The clusters whose serving stack is installed, from `modelplane:servingStack` (see the module
-    docstring): absent or true means all, false none, `{cluster: bool}` per cluster (default true)."""
-    clusters = frozenset(cluster.name for cluster in manifests.fleet.clusters)
+    docstring): absent or true means all, false none, `{cluster: bool}` per cluster (default true);
+    `CONTROL_CLUSTER` stands for the control cluster."""
+    declared = sorted(cluster.name for cluster in manifests.fleet.clusters)
+    clusters = frozenset({CONTROL_CLUSTER, *declared})
     try:
         value = True if text is None else json.loads(text)
     except json.JSONDecodeError:
@@ -137,7 +141,8 @@ def prerequisites_installed_on(manifests: Manifests, text: str | None) -> frozen
     unknown = sorted(set(value) - clusters)
     if unknown:
         raise pulumi.RunError(f"modelplane:servingStack names clusters the manifests do not declare: "
-                              f"{', '.join(unknown)} (clusters: {', '.join(sorted(clusters))})")
+                              f"{', '.join(unknown)} (clusters: {', '.join(declared)}; {CONTROL_CLUSTER}: the control "
+                              "cluster)")
     return frozenset(name for name in clusters if value.get(name, True))
 
 

@@ -7,7 +7,11 @@ Order of work (DESIGN section 2, one direction):
 2. a `ServingStack` per cluster (compose's add-ons, `compose.cluster_stack`, with the fleet
    gateway backend's on the cluster that hosts it: they do not depend on the placement, so they are
    registered before it is known; converge asserts that `render` agrees);
-3. the `InferenceGateway` on the cluster the InferenceGateway manifest names;
+3. the `InferenceGateway` on the cluster the InferenceGateway manifest names, or, without
+   `spec.cluster`, on the control cluster (control-cluster mode): that cluster gets a kubernetes
+   Provider from the same kubeconfig the manifests were read with (in-cluster: the ambient
+   configuration) and a `ServingStack` of the gateway backend's add-ons only
+   (`compose.gateways.control_stack`; no placement targets it), both named `_control-...`;
 4. the `FleetPlacement` dynamic resource: check() places every replica, sticky across runs;
 5. from the known placement (fails loudly when unknown): compose renders, and
    `workloads.register_placed` registers every workload and fleet route; unschedulable deployments
@@ -24,14 +28,17 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
 
 import pulumi
+import pulumi_kubernetes as k8s
 from pulumi import ResourceOptions
 
-from modelplane.api import Manifests, Workloads
+from modelplane.api import CONTROL_CLUSTER, Manifests, Workloads
+from modelplane.api import InferenceGateway as GatewayManifest
 from modelplane.compose import Settings, cluster_stack, render, secret_placeholder, storage_class
+from modelplane.compose.gateways import control_stack
 from modelplane.pulumi.clusters import InferenceCluster, InferenceClusterArgs, ProviderSettings
 from modelplane.pulumi.clusters.contract import RWX_STORAGE_CLASS
 from modelplane.pulumi.gateway import InferenceGateway
-from modelplane.pulumi.names import cluster_name
+from modelplane.pulumi.names import cluster_name, provider_identifier
 from modelplane.pulumi.placement import FleetPlacement, known_placement
 from modelplane.pulumi.serving import ServingStack
 from modelplane.pulumi.workloads import Target, register_placed
@@ -60,7 +67,8 @@ class ModelplaneArgs(TypedDict):
     Default: none."""
     prerequisites_installed_on: NotRequired[frozenset[str]]
     """The clusters whose serving stack (Helm charts, CRDs) the stack installs; on the others only
-    modelplane's own GatewayClass and inference Gateway are created. Default: every cluster."""
+    modelplane's own GatewayClass and inference Gateway are created. `CONTROL_CLUSTER` stands for
+    the control cluster's stack. Default: every cluster, and the control cluster."""
     skip_await: NotRequired[bool]
     """True: workloads and charts carry `pulumi.com/skipAwait` (Gateways still wait for their
     address). Default: False."""
@@ -73,8 +81,9 @@ class ModelplaneArgs(TypedDict):
     stack's ambient provider configuration (and naming another set is an error)."""
     control_cluster: NotRequired[ControlCluster | None]
     """The control cluster the manifests were read from (stack config `modelplane:source: cluster`): after
-    the workloads, `pulumi up` writes each object's status back to it (`status.FleetStatus`). Default:
-    None (manifests from files; no status is written)."""
+    the workloads, `pulumi up` writes each object's status back to it (`status.FleetStatus`), and an
+    InferenceGateway without `spec.cluster` runs on it. Default: None (manifests from files; no status
+    is written; such a gateway is an error)."""
 
 
 class Modelplane(pulumi.ComponentResource):
@@ -84,6 +93,8 @@ class Modelplane(pulumi.ComponentResource):
     """Each cluster by name: its `kubeconfig` (secret) and `provider`, for your own resources."""
     serving_stacks: dict[str, ServingStack]
     """Each cluster's serving stack by cluster name."""
+    control_stack: ServingStack | None
+    """The control cluster's stack (the gateway backend's add-ons), when the fleet gateway runs there."""
     gateway: InferenceGateway | None
     """The fleet gateway, when the manifests declare an InferenceGateway."""
     placement: FleetPlacement
@@ -110,7 +121,9 @@ class Modelplane(pulumi.ComponentResource):
         kubeconfigs = args.get("kubeconfigs", {})
         fleet = manifests.fleet
         skip_await = args.get("skip_await", False)
-        installed_on = args.get("prerequisites_installed_on", frozenset(c.name for c in fleet.clusters))
+        installed_on = args.get("prerequisites_installed_on",
+                                frozenset({CONTROL_CLUSTER, *(c.name for c in fleet.clusters)}))
+        control = args.get("control_cluster")
         child = ResourceOptions(parent=self)
 
         self.placement = FleetPlacement(f"{name}-placement", {"manifests": manifests,
@@ -132,26 +145,28 @@ class Modelplane(pulumi.ComponentResource):
                 "provider": built.provider,
                 "anchor": built.anchor, "install_prerequisites": cluster.name in installed_on,
                 "skip_await": skip_await}, child)
-        self.gateway = None
-        if fleet.gateway is not None:
-            gateway_cluster = fleet.gateway.host
-            self.gateway = InferenceGateway(f"{name}-gateway", {
-                "gateway": fleet.gateway, "services": manifests.workloads.services,
-                "provider": self.clusters[gateway_cluster].provider, "anchor": self.clusters[gateway_cluster].anchor,
-                "after": [self.serving_stacks[gateway_cluster]]}, child)
-
         targets = {cluster: Target(built.provider, self.serving_stacks[cluster], built.anchor,
                                    self.serving_stacks[cluster].gateway_address)
                    for cluster, built in self.clusters.items()}
+        self.gateway, self.control_stack = None, None
+        if fleet.gateway is not None and fleet.gateway.host == CONTROL_CLUSTER:
+            provider, self.control_stack = control_serving_stack(fleet.gateway, control, settings,
+                                                                 CONTROL_CLUSTER in installed_on, skip_await, self)
+            targets[CONTROL_CLUSTER] = Target(provider, self.control_stack, None, None)
+        if fleet.gateway is not None:
+            host = targets[fleet.gateway.host]
+            self.gateway = InferenceGateway(f"{name}-gateway", {
+                "gateway": fleet.gateway, "services": manifests.workloads.services,
+                "provider": host.provider, "anchor": host.anchor, "after": [host.after]}, child)
+        stacks = {**self.serving_stacks, **({CONTROL_CLUSTER: self.control_stack} if self.control_stack else {})}
         secrets = {secret_placeholder(*key): pulumi.Output.secret(value)
                    for key, value in args.get("secrets", {}).items()}
         urls = self.gateway.urls if self.gateway else pulumi.Output.from_input({})
         address = self.gateway.address if self.gateway else pulumi.Output.from_input("")
-        control = args.get("control_cluster")
 
         def converge(placement: Placement) -> dict[str, Any]:
             rendered = render(manifests, placement, settings, secrets=list(args.get("secrets", {})))
-            assert all(addons == self.serving_stacks[cluster].addons for cluster, addons in rendered.addons.items()), (
+            assert {cluster: stack.addons for cluster, stack in stacks.items()} == rendered.addons, (
                 "compose's serving stack no longer matches `cluster_stack(cluster, settings, gateway)`, which the "
                 "ServingStacks were registered from before the placement was known")
             for warning in rendered.warnings:
@@ -180,6 +195,25 @@ class Modelplane(pulumi.ComponentResource):
                                "gatewayAddress": self.gateway_address, "gatewayAddresses": self.gateway_addresses,
                                "fleetCostPerHour": self.fleet_cost_per_hour,
                                "deploymentCostPerHour": self.deployment_cost_per_hour})
+
+
+def control_serving_stack(gateway: GatewayManifest, control: ControlCluster | None, settings: Settings,
+                          install_prerequisites: bool, skip_await: bool, parent: pulumi.Resource
+                          ) -> tuple[k8s.Provider, ServingStack]:
+    """The control cluster's Provider (its kubeconfig made secret; in-cluster, the ambient configuration,
+    which is the workspace pod's) and its stack of the gateway backend's add-ons; an error without a
+    control cluster (manifests loaded with `control_cluster=True` but read from elsewhere)."""
+    if control is None:
+        raise pulumi.RunError(f"InferenceGateway {gateway.name}: without spec.cluster the gateway runs on the control "
+                              "cluster, and these manifests were not read from one: set spec.cluster, or run in "
+                              "control-cluster mode (stack config modelplane:source: cluster)")
+    child = ResourceOptions(parent=parent)
+    kubeconfig = pulumi.Output.secret(control.kubeconfig) if control.kubeconfig is not None else None
+    provider = k8s.Provider(cluster_name(CONTROL_CLUSTER, "k8s"), kubeconfig=kubeconfig,
+                            cluster_identifier=provider_identifier(CONTROL_CLUSTER), opts=child)
+    return provider, ServingStack(cluster_name(CONTROL_CLUSTER, "serving"), {
+        "cluster": CONTROL_CLUSTER, "addons": control_stack(settings, gateway), "provider": provider,
+        "install_prerequisites": install_prerequisites, "skip_await": skip_await, "workload": False}, child)
 
 
 def pool_nodes(placement: Placement) -> dict[str, dict[str, int]]:

@@ -1,4 +1,4 @@
-"""The serving stack of one workload cluster: compose's add-ons, installed before any workload.
+"""The serving stack of one workload cluster (or of the control cluster): compose's add-ons, installed first.
 
 Each `compose.Addon` becomes, by its `install`:
 - HELM: a `kubernetes.helm.v3.Release` of the pinned chart version, named after the add-on (so the
@@ -13,7 +13,9 @@ Envoy Gateway, LeaderWorkerSet, the DRA driver and the CRDs they bring) only the
 modelplane's own namespace, GatewayClass and inference Gateway, are registered; dependencies on
 skipped add-ons are dropped. With `skip_await=True` nothing but the Gateway waits for readiness.
 The inference Gateway's address (an IP on GKE, a host name on EKS) is the `gateway_address` output,
-which the fleet gateway routes to.
+which the fleet gateway routes to. The control cluster's stack (`workload=False`, from
+`compose.gateways.control_stack`, when the fleet gateway runs there) holds no inference Gateway:
+its `gateway_address` is None.
 """
 
 from __future__ import annotations
@@ -46,13 +48,17 @@ class ServingStackArgs(TypedDict):
     skip_await: NotRequired[bool]
     """True: Helm releases and objects do not wait for readiness (the Gateway still waits for its
     address). Default: False."""
+    workload: NotRequired[bool]
+    """False: the control cluster's stack, which holds no inference Gateway. Default: True (the stack
+    must hold one)."""
 
 
 class ServingStack(pulumi.ComponentResource):
     """Helm releases, CRD manifests and the inference Gateway that every workload on a cluster needs."""
 
-    gateway_address: pulumi.Output[str]
-    """The external address (IP or host name) of the cluster's inference Gateway."""
+    gateway_address: pulumi.Output[str] | None
+    """The external address (IP or host name) of the cluster's inference Gateway; None for the
+    control cluster's stack."""
     addons: tuple[Addon, ...]
     """compose's add-ons for the cluster, in order (those skipped included)."""
     installed: dict[str, pulumi.Resource]
@@ -84,9 +90,11 @@ class ServingStack(pulumi.ComponentResource):
                         gateway = created
                     options = ResourceOptions.merge(options, ResourceOptions(depends_on=[created]))
                     self.installed[addon.name] = created
-        assert gateway is not None, "compose's serving stack always holds the cluster's inference Gateway"
-        self.gateway_address = gateway.address()
-        self.register_outputs({"gatewayAddress": self.gateway_address})
+        workload = args.get("workload", True)
+        assert (gateway is not None) == workload, (
+            "compose's serving stack of a workload cluster holds its inference Gateway; the control cluster's none")
+        self.gateway_address = gateway.address() if gateway is not None else None
+        self.register_outputs({"gatewayAddress": self.gateway_address} if self.gateway_address is not None else {})
 
     @staticmethod
     def _release(name: str, addon: Addon, options: ResourceOptions, skip_await: bool) -> k8s.helm.v3.Release:

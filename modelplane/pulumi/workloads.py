@@ -46,14 +46,16 @@ class Target:
     """The cluster's serving stack."""
     anchor: pulumi.Resource | None
     """What the cluster's resources are `deleted_with`: the cloud cluster, or None for an existing one."""
-    gateway_address: pulumi.Output[str]
+    gateway_address: pulumi.Output[str] | None
+    """The cluster's inference Gateway's address; None for the control cluster (no replica runs there)."""
 
 
 def register_placed(rendered: Rendered, targets: Mapping[str, Target], gateway: InferenceGateway | None,
                     secrets: Mapping[str, pulumi.Input[str]], parent: pulumi.Resource, skip_await: bool = False
                     ) -> dict[str, pulumi.CustomResource]:
     """Register every rendered object; returns them by logical name."""
-    addresses = {address_placeholder(cluster): target.gateway_address for cluster, target in targets.items()}
+    addresses = {address_placeholder(cluster): target.gateway_address for cluster, target in targets.items()
+                 if target.gateway_address is not None}
     replacements: dict[str, pulumi.Input[str]] = {**addresses, **secrets}
     batches: list[tuple[str, Sequence[dict], pulumi.Resource, list[pulumi.Resource]]] = [
         (cluster, manifests, parent, []) for cluster, manifests in rendered.clusters.items()]

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from modelplane.api import ManifestErrors, Severity
+from modelplane.api import CONTROL_CLUSTER, ManifestErrors, Severity
 from modelplane.api.served import LAST_APPLIED, Observed, load_served, manifest_form
 
 RECORDED = Path(__file__).resolve().parents[1] / "data" / "control-cluster"
@@ -74,3 +74,14 @@ def test_strict_mode_fails_on_the_first_round_of_errors() -> None:
 def test_the_result_does_not_depend_on_the_order_the_server_lists_in() -> None:
     items = recorded_items()
     assert load_served(items, "c").manifests.objects() == load_served(items[::-1], "c").manifests.objects()
+
+
+@pytest.mark.parametrize(("spec", "host"), [({"cluster": "gke-us-central"}, "gke-us-central"),
+                                            ({"backend": "Traefik"}, CONTROL_CLUSTER)],
+                         ids=["a named cluster", "no spec.cluster: the control cluster the objects came from"])
+def test_a_gateway_from_the_control_cluster_runs_where_its_spec_says(spec: dict[str, Any], host: str) -> None:
+    items = recorded_items()
+    next(item for item in items if item["kind"] == "InferenceGateway")["spec"] = spec
+    served = load_served(items, "control cluster", strict=False)
+    assert served.manifests.fleet.gateway is not None and served.manifests.fleet.gateway.host == host
+    assert ("InferenceGateway", "", "default") not in served.skipped

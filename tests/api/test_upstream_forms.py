@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from modelplane.api import CONTROL_CLUSTER as CONTROL_CLUSTER_HOST
 from modelplane.api import GatewayBackend, ManifestErrors, Manifests, load_sources
 from modelplane.api.labels import RESERVED
 from modelplane.cli import main
@@ -61,17 +62,17 @@ def gateway(spec: str, name: str = "default", status: str = "") -> str:
             f"spec:\n{spec}{status}")
 
 
-def report(files: dict[str, str], strict: bool = False) -> list[str]:
+def report(files: dict[str, str], strict: bool = False, control_cluster: bool = False) -> list[str]:
     """Every problem (errors, then warnings) the loader reports, as the user sees them."""
     try:
-        manifests = load_sources(sorted(files.items()), strict=strict)
+        manifests = load_sources(sorted(files.items()), strict=strict, control_cluster=control_cluster)
     except ManifestErrors as errors:
         return [*(str(p) for p in errors.errors), *(str(p) for p in errors.warnings)]
     return [str(p) for p in manifests.warnings]
 
 
-def loaded(files: dict[str, str]) -> Manifests:
-    return load_sources(sorted({"cluster.yaml": CLUSTER, **files}.items()))
+def loaded(files: dict[str, str], control_cluster: bool = False) -> Manifests:
+    return load_sources(sorted({"cluster.yaml": CLUSTER, **files}.items()), control_cluster=control_cluster)
 
 
 @dataclass
@@ -79,23 +80,34 @@ class Case:
     name: str
     files: dict[str, str]
     want: list[str] = field(default_factory=list)
+    control_cluster: bool = False
+    """Load as control-cluster mode does (the fleet has a control cluster)."""
 
 
-CONTROL_CLUSTER = ("spec.cluster: spec.cluster is required: without it the gateway runs on the control cluster, "
-                   "which this version does not provision yet; set it to the InferenceCluster that hosts the fleet "
-                   "gateway (defined: starter)")
+CONTROL_CLUSTER = ("spec.cluster: spec.cluster is required without a control cluster: a gateway without it runs on "
+                   "the control cluster; set it to the InferenceCluster that hosts the fleet gateway (defined: "
+                   "starter), or run in control-cluster mode (stack config modelplane:source: cluster)")
+NOT_DEFAULT = ("gateway.yaml:4: warning: InferenceGateway front: metadata.name: the Crossplane-based Modelplane accepts "
+               "one InferenceGateway, named 'default' (its ModelServices look the gateway up by that name); name it "
+               "default to keep these manifests portable")
 CASES = [
     Case("upstream's gateway with the cluster that hosts it loads",
          {"gateway.yaml": UPSTREAM_GATEWAY.replace("spec:\n", "spec:\n  cluster: starter\n")}),
-    Case("upstream's gateway as published names no cluster: an error at spec.cluster until the control cluster exists",
+    Case("upstream's gateway as published names no cluster: without a control cluster, an error at spec.cluster",
          {"gateway.yaml": UPSTREAM_GATEWAY},
          [f"gateway.yaml:5: InferenceGateway default: {CONTROL_CLUSTER}"]),
     Case("a control-plane gateway not named default also gets upstream's naming rule as a warning",
          {"gateway.yaml": UPSTREAM_GATEWAY.replace("name: default", "name: front")},
-         [f"gateway.yaml:5: InferenceGateway front: {CONTROL_CLUSTER}",
-          "gateway.yaml:4: warning: InferenceGateway front: metadata.name: the Crossplane-based Modelplane accepts "
-          "one InferenceGateway, named 'default' (its ModelServices look the gateway up by that name); name it "
-          "default to keep these manifests portable"]),
+         [f"gateway.yaml:5: InferenceGateway front: {CONTROL_CLUSTER}", NOT_DEFAULT]),
+    Case("with a control cluster, upstream's gateway as published loads: it runs there",
+         {"gateway.yaml": UPSTREAM_GATEWAY}, control_cluster=True),
+    Case("with a control cluster, a clusterless gateway not named default keeps upstream's naming warning",
+         {"gateway.yaml": UPSTREAM_GATEWAY.replace("name: default", "name: front")}, [NOT_DEFAULT],
+         control_cluster=True),
+    Case("with a control cluster, a gateway that names a cluster still needs it defined",
+         {"gateway.yaml": gateway("  cluster: elsewhere\n")},
+         ["gateway.yaml:6: InferenceGateway default: spec.cluster: InferenceCluster 'elsewhere' is not defined "
+          "(defined: starter)"], control_cluster=True),
     Case("a gateway on a named cluster may have any name",
          {"gateway.yaml": gateway("  cluster: starter\n", name="front")}),
     Case("status.address, what the control plane writes back, is accepted",
@@ -136,7 +148,17 @@ CASES = [
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
 def test_gateway_forms(case: Case) -> None:
-    assert report({"cluster.yaml": CLUSTER, **case.files}) == case.want
+    assert report({"cluster.yaml": CLUSTER, **case.files}, control_cluster=case.control_cluster) == case.want
+
+
+@pytest.mark.parametrize(("spec", "control_cluster", "host"), [
+    ("  cluster: starter\n", False, "starter"),
+    ("  cluster: starter\n", True, "starter"),
+    ("  backend: EnvoyGateway\n", True, CONTROL_CLUSTER_HOST),
+], ids=["a named cluster", "a named cluster beside a control cluster", "no spec.cluster: the control cluster"])
+def test_the_gateway_runs_on_its_host(spec: str, control_cluster: bool, host: str) -> None:
+    gateway_manifest = loaded({"gateway.yaml": gateway(spec)}, control_cluster=control_cluster).fleet.gateway
+    assert gateway_manifest is not None and gateway_manifest.host == host
 
 
 def test_upstream_gateway_fields_read_as_written() -> None:
@@ -216,6 +238,17 @@ def test_the_cli_skips_other_kinds_unless_strict(command: str, flag: list[str], 
     assert main([command, str(tmp_path), *flag]) == code
     err = capsys.readouterr().err
     assert err.count("not a modelplane.ai kind") == 2 and "Traceback" not in err
+
+
+@pytest.mark.parametrize("flag, code", [([], 1), (["--control-cluster"], 0)])
+@pytest.mark.parametrize("command", ["validate", "plan"])
+def test_the_cli_takes_upstreams_gateway_only_when_told_of_a_control_cluster(
+        command: str, flag: list[str], code: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "cluster.yaml").write_text(CLUSTER)
+    (tmp_path / "gateway.yaml").write_text(UPSTREAM_GATEWAY)
+    assert main([command, str(tmp_path), *flag]) == code
+    err = capsys.readouterr().err
+    assert (CONTROL_CLUSTER in err) is (code == 1) and "Traceback" not in err
 
 
 ENDPOINT = """\

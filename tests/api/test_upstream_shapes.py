@@ -64,7 +64,7 @@ CASES = [
     Case("caches, the nested deployment forms, an endpoint with a user's modelplane.ai label, services", "models",
          {"ModelCache": 1, "ModelDeployment": 3, "ModelEndpoint": 1, "ModelService": 3},
          [nested("deployments.yaml", 9), nested("deployments.yaml", 32), nested("deployments.yaml", 70)]),
-    Case("the control plane's gateway needs spec.cluster until the control cluster exists; the Namespace is skipped",
+    Case("the control plane's gateway needs spec.cluster without a control cluster; the Namespace is skipped",
          "control-plane", {},
          [foreign("00-namespace.yaml", 1), ("10-gateway.yaml", 7, "control-cluster", "error")]),
     Case("a PodMonitor beside the model is skipped with a warning", "beside-ours", {"ModelDeployment": 1},

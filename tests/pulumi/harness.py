@@ -150,6 +150,7 @@ GATEWAY_ADDRESSES = {
     "eks-us-west-gateway-modelplane-system-inference": "a1.elb.us-west-2.amazonaws.com",
     "onprem-us-east-gateway-modelplane-system-inference": "10.40.0.5",
     "gke-us-central-gateway-modelplane-system-fleet": "34.120.0.99",
+    "_control-gateway-modelplane-system-fleet": "198.51.100.80",
 }
 
 

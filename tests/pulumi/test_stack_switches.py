@@ -43,7 +43,7 @@ def test_serving_stack_can_be_skipped_for_one_cluster() -> None:
 
 @pytest.mark.parametrize(("value", "message"), [
     ({"onprem-west": False}, "names clusters the manifests do not declare: onprem-west (clusters: eks-us-west, "
-                             "gke-us-central, onprem-us-east)"),
+                             "gke-us-central, onprem-us-east; _control: the control cluster)"),
     ("maybe", "must be true, false or a map of cluster name -> true/false"),
     ({"onprem-us-east": "no"}, "must be true, false or a map of cluster name -> true/false"),
 ])
