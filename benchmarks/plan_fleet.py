@@ -124,7 +124,8 @@ def requirement(rng: random.Random, gpu: tuple[str, str, str, str, str], impossi
     elif shape < 0.5:
         chosen = [f'device.driver == "{driver}" && {chosen[0]}']
     elif shape < 0.6:
-        chosen.append(f'device.attributes["{driver}"].driverVersion.isGreaterThan(semver("5{rng.randint(50, 69)}.0.0"))')
+        floor = f"5{rng.randint(50, 69)}.0.0"
+        chosen.append(f'device.attributes["{driver}"].driverVersion.isGreaterThan(semver("{floor}"))')
     return chosen
 
 
@@ -200,8 +201,8 @@ def fleet_yaml(clusters_: int, deployments_: int, load: float, seed: int) -> str
     workload_docs, costs = deployments(rng, deployments_)
     capacity = sum(p.get("maxNodeCount", p["nodeCount"]) for c in cluster_docs for p in c["spec"]["nodePools"])
     scale_to_load(workload_docs, costs, capacity, load)
-    return yaml.dump_all(class_docs + cluster_docs + workload_docs, Dumper=getattr(yaml, "CSafeDumper", yaml.SafeDumper),
-                         sort_keys=False)
+    dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+    return yaml.dump_all(class_docs + cluster_docs + workload_docs, Dumper=dumper, sort_keys=False)
 
 
 def timed(repeat: int, run: Callable[[bool], T]) -> tuple[T, str]:

@@ -31,7 +31,19 @@ from celpy.celtypes import BoolType, ListType
 
 from modelplane.cel import library
 from modelplane.cel.device import ATTRIBUTES, CAPACITY, Device
-from modelplane.cel.syntax import Binary, Call, Conditional, Ident, Index, ListLit, Literal, Node, Select, Unary
+from modelplane.cel.syntax import (
+    Binary,
+    Call,
+    Conditional,
+    Ident,
+    Index,
+    ListLit,
+    Literal,
+    Node,
+    Select,
+    Unary,
+    children,
+)
 
 Closure = Callable[[Device], Any]
 _SECTIONS = (ATTRIBUTES, CAPACITY)
@@ -118,26 +130,8 @@ def device_reads(ast: Node) -> tuple[Read, ...] | None:
             return None
         if isinstance(node, Call) and node.args and isinstance(node.args[0], Ident) and node.args[0].name == "device":
             return None  # a macro variable shadowing ``device``
-        stack.extend(reversed(_children(node)))
+        stack.extend(reversed(children(node)))
     return tuple(reads)
-
-
-def _children(node: Node) -> list[Node]:
-    if isinstance(node, (Select, Unary)):
-        return [node.operand]
-    if isinstance(node, Index):
-        return [node.operand, node.index]
-    if isinstance(node, Binary):
-        return [node.left, node.right]
-    if isinstance(node, Conditional):
-        return [node.condition, node.then, node.otherwise]
-    if isinstance(node, Call):
-        return ([node.target] if node.target is not None else []) + list(node.args)
-    if isinstance(node, ListLit):
-        return list(node.items)
-    if isinstance(node, (Literal, Ident)):
-        return []
-    return [part for entry in node.entries for part in entry]
 
 
 def _is_bool(value: Any, truth: bool) -> bool:

@@ -62,10 +62,6 @@ class Matcher:
         self._request_cels: dict[int, tuple[str, ...]] = {}
         self._evaluations: dict[tuple[str, int], Evaluation] = {}
 
-    def match(self, selector: NodeSelector | None, pool: PoolView) -> MemberMatch | Reason:
-        found = self.match_class(selector, pool)
-        return found.at(pool) if isinstance(found, Miss) else found
-
     def match_class(self, selector: NodeSelector | None, pool: PoolView) -> MemberMatch | Miss:
         """The match against the pool's class; a Miss becomes a Reason only when someone asks why."""
         return self.match_devices(selector, pool.class_name, pool.devices)
