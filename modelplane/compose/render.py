@@ -6,7 +6,8 @@ Invariants (the contract the Pulumi layer and `plan --render` rely on):
 - Every fleet cluster has an entry in `clusters` and `addons` (possibly no manifests); a fleet
   gateway on the control cluster (`api.CONTROL_CLUSTER`, the InferenceGateway without
   `spec.cluster`) adds that host's entry to `addons` only (`gateways.control_stack`): its objects
-  are `gateway`, as on a workload cluster that hosts it.
+  are `gateway`, as on a workload cluster that hosts it, but without Namespaces (the control
+  cluster's are the teams' and the control plane's, never the stack's).
 - Every manifest has `apiVersion`, `kind`, `metadata.name` (and `metadata.namespace` when
   namespaced); `(cluster, apiVersion, kind, namespace, name)` is unique, the fleet gateway's
   objects counting as objects of the InferenceGateway's cluster.
@@ -146,8 +147,10 @@ def plan_warnings(manifests: Manifests, placement: Placement | None = None, sett
 
 def fleet_gateway(manifests: Manifests, contexts: list[ReplicaContext], addresses: Mapping[str, str],
                   objects: dict[str, list[dict]]) -> tuple[list[dict], list[Finding]]:
-    """The fleet gateway's objects (with the namespaces its cluster lacks), each service's routes on the
-    workload clusters (added to `objects`), or a warning per service when there is no fleet gateway."""
+    """The fleet gateway's objects (with the namespaces its cluster lacks; on the control cluster none,
+    since the ModelServices' namespaces are there and a stack must never delete them), each service's
+    routes on the workload clusters (added to `objects`), or a warning per service when there is no
+    fleet gateway."""
     fleet, work = manifests.fleet, manifests.workloads
     if fleet.gateway is None:
         return [], [Finding(service, ("spec",), "no InferenceGateway is declared, so this service is not published "
@@ -157,8 +160,10 @@ def fleet_gateway(manifests: Manifests, contexts: list[ReplicaContext], addresse
                                                       addresses)
     for cluster, cluster_routes in routes.items():
         objects[cluster] += cluster_routes
+    if fleet.gateway.host == CONTROL_CLUSTER:  # the ModelServices live there: their namespaces are the teams'
+        return gateway, findings
     namespaces = sorted({obj["metadata"]["namespace"] for obj in gateway} - {stack.SYSTEM_NAMESPACE})
-    hosted = {key(obj) for obj in objects.get(fleet.gateway.host, ())}
+    hosted = {key(obj) for obj in objects[fleet.gateway.host]}
     return [*gateway, *(ns for ns in map(stack.namespace, namespaces) if key(ns) not in hosted)], findings
 
 

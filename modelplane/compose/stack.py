@@ -130,17 +130,20 @@ def serving_stack(cluster: InferenceCluster, settings: Settings, before: tuple[A
 
 def control_stack(settings: Settings, envoy_gateway: bool, before: tuple[Addon, ...] = (),
                   after: tuple[Addon, ...] = ()) -> tuple[Addon, ...]:
-    """The control cluster's add-ons when it hosts the fleet gateway (`gateways.control_stack`):
-    modelplane's namespace and, with `envoy_gateway` (the EnvoyGateway backend, which a workload
-    cluster's serving stack brings), Envoy Gateway and the `modelplane` GatewayClass; `before` and
-    `after` as for `serving_stack`. Nothing for GPUs or replicas, which never run there: no AI
-    Gateway (the fleet routes reach `Backend`s, never an InferencePool), no inference Gateway."""
-    envoy = (_envoy_gateway(settings, _envoy_gateway_values(ai_gateway=False),
-                            depends_on=tuple(addon.name for addon in before)),) if envoy_gateway else ()
-    system = Addon(name="fleet-gateway-system", chart="", repository="", version="", namespace=SYSTEM_NAMESPACE,
-                   objects=(namespace(SYSTEM_NAMESPACE), *((gateway_class(),) if envoy_gateway else ())),
-                   depends_on=tuple(addon.name for addon in envoy))
-    return (*before, *envoy, system, *after)
+    """The control cluster's add-ons when it hosts the fleet gateway (`gateways.control_stack`): with
+    `envoy_gateway` (the EnvoyGateway backend, which a workload cluster's serving stack brings), Envoy
+    Gateway and the `modelplane` GatewayClass; `before` and `after` as for `serving_stack`. Nothing for
+    GPUs or replicas, which never run there: no AI Gateway (the fleet routes reach `Backend`s, never an
+    InferencePool), no inference Gateway. Never the `modelplane-system` namespace: on the control
+    cluster it is the control plane's (the operator's Stack, the kubeconfig Secrets), so it exists
+    already, and a stack that managed it would delete it with the gateway."""
+    if not envoy_gateway:
+        return (*before, *after)
+    envoy = _envoy_gateway(settings, _envoy_gateway_values(ai_gateway=False),
+                           depends_on=tuple(addon.name for addon in before))
+    gateway_classes = Addon(name="fleet-gateway-class", chart="", repository="", version="", namespace="",
+                            objects=(gateway_class(),), depends_on=(envoy.name,))
+    return (*before, envoy, gateway_classes, *after)
 
 
 def _envoy_gateway(settings: Settings, values: dict[str, Any], depends_on: tuple[str, ...]) -> Addon:

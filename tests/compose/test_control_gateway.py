@@ -3,7 +3,8 @@
 compose renders the gateway's objects for the `CONTROL_CLUSTER` host exactly as for a workload
 cluster that hosts it, and gives that host a stack of the backend's add-ons only
 (`gateways.control_stack`): no GPU add-on, no inference Gateway, Envoy Gateway only for the
-EnvoyGateway backend (whose workload-cluster add-ons are the serving stack's own).
+EnvoyGateway backend (whose workload-cluster add-ons are the serving stack's own), and never a
+Namespace: the control cluster's are the teams' (the ModelServices live there) and the control plane's.
 """
 
 from __future__ import annotations
@@ -36,15 +37,15 @@ def stack(rendered: Rendered, host: str) -> list[tuple[str, str, tuple[str, ...]
 
 BACKENDS = [TRAEFIK, METALLB, ENVOY]
 IDS = ["Traefik", "Traefik with MetalLB", "Envoy Gateway"]
-SYSTEM = "fleet-gateway-system"
+CLASS = "fleet-gateway-class"
 
 
 @pytest.mark.parametrize("hosted", BACKENDS, ids=IDS)
 def test_the_control_cluster_gets_the_objects_a_workload_cluster_hosting_the_gateway_gets(hosted: Fleet) -> None:
     on_workload, on_control_cluster = mixed(hosted), mixed(on_control(hosted))
-    assert without_namespaces(on_control_cluster.gateway) == without_namespaces(on_workload.gateway)
-    assert [m["metadata"]["name"] for m in on_control_cluster.gateway if m["kind"] == "Namespace"] == ["ml"], (
-        "the services' namespace, which the control cluster lacks")
+    assert list(on_control_cluster.gateway) == without_namespaces(on_workload.gateway), (
+        "the same objects, without the services' namespace, which the control cluster holds as the teams'")
+    assert "Namespace" not in {m["kind"] for m in on_control_cluster.gateway}
     assert on_control_cluster.clusters == on_workload.clusters, "the workload clusters' objects do not change"
     assert on_control_cluster.endpoints == on_workload.endpoints
 
@@ -65,13 +66,13 @@ class Case:
 
 
 CASES = [
-    Case("Envoy Gateway: Envoy Gateway itself, then modelplane's namespace and GatewayClass", ENVOY,
-         [("envoy-gateway", "helm", ()), (SYSTEM, "objects", ("envoy-gateway",))]),
-    Case("Traefik: the Gateway API CRDs, the namespace, Traefik and its GatewayClass", TRAEFIK,
-         [*((crd, "manifest", ()) for crd in CRDS), (SYSTEM, "objects", ()), ("traefik", "helm", CRDS),
+    Case("Envoy Gateway: Envoy Gateway itself, then modelplane's GatewayClass", ENVOY,
+         [("envoy-gateway", "helm", ()), (CLASS, "objects", ("envoy-gateway",))]),
+    Case("Traefik: the Gateway API CRDs, Traefik and its GatewayClass", TRAEFIK,
+         [*((crd, "manifest", ()) for crd in CRDS), ("traefik", "helm", CRDS),
           ("traefik-gateway-class", "objects", ("traefik",))]),
     Case("Traefik with MetalLB: MetalLB and its pool before Traefik", METALLB,
-         [*((crd, "manifest", ()) for crd in CRDS), (SYSTEM, "objects", ()), ("metallb", "helm", ()),
+         [*((crd, "manifest", ()) for crd in CRDS), ("metallb", "helm", ()),
           ("metallb-address-pool", "objects", ("metallb",)), ("traefik", "helm", (*CRDS, "metallb-address-pool")),
           ("traefik-gateway-class", "objects", ("traefik",))]),
 ]
@@ -82,10 +83,11 @@ def test_the_control_cluster_stack_holds_the_backend_addons_only(case: Case) -> 
     rendered = mixed(on_control(case.fleet))
     assert stack(rendered, CONTROL_CLUSTER) == case.stack
     hosting = mixed(case.fleet).addons["gpu-a"]
-    backend = [addon for addon in rendered.addons[CONTROL_CLUSTER] if addon.name not in ("envoy-gateway", SYSTEM)]
+    backend = [addon for addon in rendered.addons[CONTROL_CLUSTER] if addon.name not in ("envoy-gateway", CLASS)]
     assert backend == [addon for addon in hosting if addon.name in {a.name for a in backend}], (
         "the backend's add-ons are those a workload cluster hosting the gateway gets")
     objects = [obj for addon in rendered.addons[CONTROL_CLUSTER] for obj in addon.objects]
+    assert "Namespace" not in {m["kind"] for m in objects}
     assert {f"{m['kind']}/{m['metadata']['name']}": found for m in objects if (found := problems(m))} == {}
 
 
