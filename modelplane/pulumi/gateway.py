@@ -1,5 +1,8 @@
 """The fleet gateway: one OpenAI-compatible front door on the cluster the InferenceGateway names.
 
+Without `spec.cluster` that is the control cluster (`api.CONTROL_CLUSTER`, control-cluster mode): the
+caller passes its provider and its stack of the backend's add-ons (`fleet.control_serving_stack`).
+
 The component registers the fleet `Gateway` (the gateway backend's object, `compose.gateways`: Envoy
 Gateway's `modelplane` class or Traefik's `traefik` class; on the gateway cluster's provider, after
 that cluster's serving stack, which installs the backend) and exposes its address and each

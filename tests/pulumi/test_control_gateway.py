@@ -119,3 +119,23 @@ def test_from_files_a_clusterless_gateway_is_an_error_naming_spec_cluster(tmp_pa
     with pytest.raises(pulumi.RunError, match=r"fleet.yaml:185: InferenceGateway fleet: spec.cluster: spec.cluster is required "
                                               r"without a control cluster: .* or run in control-cluster mode"):
         run_program(Engine(preview=True), dev_config(**{"modelplane:manifests": [str(tmp_path)]}))
+
+
+def test_the_library_refuses_a_clusterless_gateway_without_the_control_cluster(tmp_path: Any) -> None:
+    """Manifests loaded with `control_cluster=True` but handed to `Modelplane` without one."""
+    from modelplane.api import load
+    from modelplane.pulumi import Modelplane
+    from tests.pulumi.test_components import run
+
+    for file in (ROOT / "examples" / "multi-cloud").glob("*.yaml"):
+        (tmp_path / file.name).write_text(file.read_text().replace("spec:\n  cluster: gke-us-central\n", "spec: {}\n"))
+    manifests = load([tmp_path], control_cluster=True)
+
+    def program() -> dict[str, Any]:
+        Modelplane("ml", {"manifests": manifests, "gcp_project": "acme-ml",
+                          "kubeconfigs": {"onprem-us-east": pulumi.Output.secret("kubeconfig: onprem")}})
+        return {}
+
+    with pytest.raises(pulumi.RunError, match="InferenceGateway fleet: without spec.cluster the gateway runs on the "
+                                              "control cluster, and these manifests were not read from one"):
+        run(program, Engine(preview=True))
