@@ -75,6 +75,15 @@ class Control:
     def kubectl(self, *args: str, stdin: str | None = None, check: bool = True) -> subprocess.CompletedProcess[str]:
         return kubectl(self.tools, self.east, *args, stdin=stdin, check=check)
 
+    def explain(self, field: str, seconds: float = 60.0) -> str:
+        """`kubectl explain FIELD`, once the API server publishes the CRD's OpenAPI (a CRD is
+        Established before its schema reaches /openapi/v3, and under load that lags by seconds)."""
+        deadline = time.monotonic() + seconds
+        while (done := self.kubectl("explain", field, check=False)).returncode != 0 and time.monotonic() < deadline:
+            time.sleep(1)
+        assert done.returncode == 0, f"kubectl explain {field}: {done.stderr}"
+        return done.stdout
+
     def get(self, kind: str, name: str, namespace: str | None = NS) -> dict[str, Any]:
         scope = ["-n", namespace] if namespace else []
         return json.loads(self.kubectl("get", kind, name, *scope, "-o", "json").stdout)
@@ -118,7 +127,7 @@ def test_1_the_generated_crds_are_accepted_and_explained(control: Control) -> No
     control.kubectl("apply", "--server-side", "-f", "-", stdin=crds)
     control.kubectl("wait", "--for=condition=Established", "crd", "-l", "app.kubernetes.io/part-of=modelplane",
                     "--timeout=60s")
-    explained = control.kubectl("explain", "modeldeployment.spec.engines").stdout
+    explained = control.explain("modeldeployment.spec.engines")
     assert "copies\t<integer>" in explained and "How many identical copies of this engine to run per" in explained
     names = control.kubectl("api-resources", "--api-group=modelplane.ai", "-o", "name").stdout.split()
     assert sorted(names) == sorted(f"{plural}.modelplane.ai" for plural in (
