@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.e2e.conftest import ROOT
+from tests.e2e.servers import Cluster
 
 STACK = "e2e"
 PASSPHRASE = "e2e-passphrase"
@@ -91,6 +92,18 @@ class Project:
     def config(self, key: str, value: str, secret: bool = False, path: bool = False) -> None:
         flags = [*(["--secret"] if secret else []), *(["--path"] if path else [])]
         self.run("config", "set", *flags, key, value)
+
+    def brownfield(self) -> None:
+        """The stack switches every e2e stack uses: no serving-stack charts (they cannot be
+        downloaded here; the suite installs the CRDs, as a brownfield cluster has them) and no
+        readiness waits (there are no kubelets)."""
+        self.config("modelplane:servingStack", "false")
+        self.config("modelplane:skipAwait", "true")
+
+    def read_from(self, control: Cluster) -> None:
+        """Control-cluster mode: the program reads the modelplane.ai objects from `control`."""
+        self.config("modelplane:source", "cluster")
+        self.config("modelplane:controlKubeconfig", control.kubeconfig(), secret=True)
 
     def write_manifests(self, files: dict[str, str]) -> None:
         """Replace the stack's manifests (modelplane:manifests points at ./manifests)."""

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,7 +23,7 @@ import pytest
 from tests.e2e.conftest import ROOT, kubectl
 from tests.e2e.project import Project
 from tests.e2e.servers import Cluster, Fleet
-from tests.e2e.test_pulumi_engine import GatewayAddresses
+from tests.e2e.gateways import gateway_addresses
 
 MANIFESTS = ROOT / "tests" / "e2e" / "control_cluster"
 MODELPLANE = str(ROOT / ".venv" / "bin" / "modelplane")
@@ -51,19 +50,10 @@ class Control:
 def control(fleet: Fleet, tools: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Control]:
     project = Project.create(tmp_path_factory.mktemp("control-gateway"), tools)
     east: Cluster = fleet.clusters["east"]
-    project.config("modelplane:source", "cluster")
-    project.config("modelplane:controlKubeconfig", east.kubeconfig(), secret=True)
-    project.config("modelplane:servingStack", "false")
-    project.config("modelplane:skipAwait", "true")
-    addresses = GatewayAddresses(fleet.clusters)
-    thread = threading.Thread(target=addresses.run, daemon=True)
-    thread.start()
-    try:
+    project.read_from(east)
+    project.brownfield()
+    with gateway_addresses(fleet.clusters):
         yield Control(project, fleet, tools)
-    finally:
-        addresses.stop.set()
-        thread.join(10)
-    assert not addresses.errors, addresses.errors
 
 
 def test_1_the_platform_applies_upstreams_gateway_to_the_control_cluster(control: Control) -> None:

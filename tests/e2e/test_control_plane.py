@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -33,7 +32,8 @@ from tests.api.test_crds import BAD
 from tests.e2e.conftest import ROOT, kubectl
 from tests.e2e.project import Project, PulumiFailed
 from tests.e2e.servers import Cluster, Fleet
-from tests.e2e.test_pulumi_engine import GatewayAddresses, objects, versions
+from tests.e2e.gateways import gateway_addresses
+from tests.e2e.test_pulumi_engine import objects, versions
 
 MANIFESTS = ROOT / "tests" / "e2e" / "control_cluster"
 MODELPLANE = str(ROOT / ".venv" / "bin" / "modelplane")
@@ -99,21 +99,14 @@ class Control:
 def control(fleet: Fleet, tools: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Control]:
     project = Project.create(tmp_path_factory.mktemp("control-stack"), tools)
     east = fleet.clusters["east"]
-    project.config("modelplane:source", "cluster")
-    project.config("modelplane:controlKubeconfig", east.kubeconfig(), secret=True)
-    project.config("modelplane:servingStack", "false")
-    project.config("modelplane:skipAwait", "true")
-    addresses = GatewayAddresses(fleet.clusters)
-    thread = threading.Thread(target=addresses.run, daemon=True)
-    thread.start()
+    project.read_from(east)
+    project.brownfield()
     timings: dict[str, float] = {}
-    try:
-        yield Control(project, fleet, tools, timings)
-    finally:
-        addresses.stop.set()
-        thread.join(10)
-        print("\ntimings (s):", json.dumps({k: round(v, 1) for k, v in timings.items()}))
-    assert not addresses.errors, addresses.errors
+    with gateway_addresses(fleet.clusters):
+        try:
+            yield Control(project, fleet, tools, timings)
+        finally:
+            print("\ntimings (s):", json.dumps({k: round(v, 1) for k, v in timings.items()}))
 
 
 def modelplane(*args: str) -> subprocess.CompletedProcess[str]:

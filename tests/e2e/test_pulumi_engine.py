@@ -7,7 +7,7 @@ gateway on `east`. The kubeconfigs and the Hugging Face token are secret config.
 the serving stack off (`servingStack: false`: the charts cannot be downloaded here; the CRDs are
 installed by the suite as a brownfield cluster would have them) and readiness waits off
 (`skipAwait: true`: there are no kubelets). Gateways still wait for their address: a stand-in for
-the Gateway controller (`GatewayAddresses`, test infrastructure, no product logic) writes a host
+the Gateway controller (tests/e2e/gateways.py, test infrastructure, no product logic) writes a host
 name into every Gateway's `status.addresses`, as Envoy Gateway does on a real cluster.
 
 The tests are the scenario's steps, in order (each builds on the state the previous one left).
@@ -18,20 +18,18 @@ Every assertion reads the engine's JSON (`preview --json`, the event log of `up`
 from __future__ import annotations
 
 import base64
-import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
-from kubernetes import client
-from kubernetes.client.exceptions import ApiException
 from kubernetes.dynamic import DynamicClient
 
 from tests.builders import UNPLACEABLE
 from tests.e2e.conftest import ROOT, api_client
+from tests.e2e.gateways import gateway_addresses
 from tests.e2e.project import PASSPHRASE, Project, PulumiFailed
 from tests.e2e.servers import Cluster, Fleet
 
@@ -40,37 +38,7 @@ HF_TOKEN = "hf_e2e_secret_token_5f1c0e"
 NS = "ml-team"
 WORKLOAD_TYPES = {"kubernetes:apps/v1:Deployment", "kubernetes:leaderworkerset.x-k8s.io/v1:LeaderWorkerSet"}
 PLACEMENT_TYPE = "pulumi-python:dynamic/modelplane:Placement"
-GATEWAYS = ("gateway.networking.k8s.io", "v1", "gateways")
 DELETE_SECONDS = 120.0
-
-
-@dataclass
-class GatewayAddresses:
-    """Stand-in for the Gateway controller: gives every Gateway a host-name address, once."""
-
-    clusters: dict[str, Cluster]
-    stop: threading.Event = field(default_factory=threading.Event)
-    errors: list[str] = field(default_factory=list)
-
-    def address(self, cluster: str, namespace: str, name: str) -> str:
-        return f"{name}.{namespace}.{cluster}.e2e.modelplane.test"
-
-    def run(self) -> None:
-        apis = {name: client.CustomObjectsApi(api_client(cluster)) for name, cluster in self.clusters.items()}
-        while not self.stop.wait(0.25):
-            for cluster, api in apis.items():
-                try:
-                    for gateway in api.list_cluster_custom_object(*GATEWAYS)["items"]:
-                        if gateway.get("status", {}).get("addresses"):
-                            continue
-                        meta = gateway["metadata"]
-                        value = self.address(cluster, meta["namespace"], meta["name"])
-                        api.patch_namespaced_custom_object_status(
-                            *GATEWAYS[:2], meta["namespace"], GATEWAYS[2], meta["name"],
-                            {"status": {"addresses": [{"type": "Hostname", "value": value}]}})
-                except ApiException as error:
-                    if error.status not in (404, 409):  # a Gateway deleted or changed meanwhile
-                        self.errors.append(f"{cluster}: {error.status} {error.reason}")
 
 
 @dataclass
@@ -95,20 +63,12 @@ def stack(fleet: Fleet, tools: Path, tmp_path_factory: pytest.TempPathFactory) -
     manifests = {path.name: path.read_text() for path in sorted(FLEET.glob("*.yaml"))}
     project.write_manifests(manifests)
     project.config("modelplane:manifests[0]", "manifests", path=True)
-    project.config("modelplane:servingStack", "false")
-    project.config("modelplane:skipAwait", "true")
+    project.brownfield()
     for name, cluster in fleet.clusters.items():
         project.config(f"modelplane:{name}Kubeconfig", cluster.kubeconfig(), secret=True)
     project.config(f"modelplane:secrets.{NS}.hf-token.HF_TOKEN", HF_TOKEN, secret=True, path=True)
-    addresses = GatewayAddresses(fleet.clusters)
-    thread = threading.Thread(target=addresses.run, daemon=True)
-    thread.start()
-    try:
+    with gateway_addresses(fleet.clusters):
         yield Stack(project, fleet, manifests)
-    finally:
-        addresses.stop.set()
-        thread.join(10)
-    assert not addresses.errors, addresses.errors
 
 
 # --- reading the engine's JSON and the API servers ----------------------------------------------
