@@ -80,9 +80,7 @@ def aks_args(cluster: ClusterManifest, fleet: Fleet) -> AksClusterArgs:
     aks = cluster.spec.cluster.aks
     assert aks is not None, "validated: an AKS cluster has an aks block"
     pools = []
-    for pool, provisioning in provisioned_pools(cluster, fleet):
-        machine = provisioning.aks
-        assert machine is not None, "validated: an AKS pool's class has an aks provisioning block"
+    for pool, machine in provisioned_pools(cluster, fleet, lambda provisioning: provisioning.aks):
         pools.append(machine_pool(pool, machine.vm_size, machine.disk_size_gb, machine.accelerator))
     return {"name": cluster.name, "location": aks.location, "kubernetes_version": aks.kubernetes_version,
             "pools": pools}

@@ -51,6 +51,8 @@ GPU_TAINT_VALUE = "true"
 """Every provisioned GPU pool's taint is `nvidia.com/gpu=true:NoSchedule`, in each cloud's spelling."""
 
 P = TypeVar("P", bound=pulumi.ProviderResource)
+Shape = TypeVar("Shape")
+"""A cloud's provisioning block of an InferenceClass (`provisioning.aks`, `.gke`, ...)."""
 ProviderSettings = Mapping[str, pulumi.Input[Any]]
 """Keyword arguments of a cloud's Pulumi provider (snake_case: `subscription_id`, `api_key`, ...)
 for an explicit provider built from a named credentials set."""
@@ -115,14 +117,18 @@ class ClusterComponent(pulumi.ComponentResource):
     """What the cluster's workloads are `deleted_with`: the cloud cluster the stack created, or None."""
 
 
-def provisioned_pools(cluster: ClusterManifest, fleet: Fleet) -> list[tuple[NodePool, Provisioning]]:
-    """Each pool of a provisioned InferenceCluster with its class's provisioning block."""
+def provisioned_pools(cluster: ClusterManifest, fleet: Fleet,
+                      block: Callable[[Provisioning], Shape | None]) -> list[tuple[NodePool, Shape]]:
+    """Each pool of a provisioned InferenceCluster with its class's provisioning block for the
+    cluster's cloud (`block`, e.g. `lambda p: p.aks`), which validation guarantees is there."""
     found = []
     for pool in cluster.spec.node_pools:
         klass = fleet.inference_class(pool.class_name)
         provisioning = klass.spec.provisioning if klass else None
         assert provisioning is not None, "validated: a provisioned pool's class provisions it (refs.pool_classes)"
-        found.append((pool, provisioning))
+        shape = block(provisioning)
+        assert shape is not None, f"validated: pool {pool.name}'s class has the cluster's cloud's provisioning block"
+        found.append((pool, shape))
     return found
 
 

@@ -45,7 +45,6 @@ from typing import NotRequired, TypedDict
 
 import pulumi
 import pulumi_aws as aws
-import pulumi_kubernetes as k8s
 from pulumi import ResourceOptions
 
 from modelplane.api import Fleet
@@ -114,9 +113,7 @@ def eks_args(cluster: ClusterManifest, fleet: Fleet) -> EksClusterArgs:
     eks = cluster.spec.cluster.eks
     assert eks is not None, "validated: an EKS cluster has an eks block"
     pools: list[EksPoolArgs] = []
-    for pool, provisioning in provisioned_pools(cluster, fleet):
-        machine = provisioning.eks
-        assert machine is not None, "validated: an EKS pool's class has an eks provisioning block"
+    for pool, machine in provisioned_pools(cluster, fleet, lambda provisioning: provisioning.eks):
         block = pool.capacity_block.capacity_reservation_id if pool.capacity_block else None
         pools.append({**machine_pool(pool, machine.instance_type, machine.disk_size_gb, machine.accelerator),
                       "capacity_reservation_id": block})

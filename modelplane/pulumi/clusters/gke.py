@@ -98,9 +98,7 @@ def gke_args(cluster: ClusterManifest, fleet: Fleet, project: str | None) -> Gke
         raise ValueError(f"InferenceCluster {cluster.name}: no Google Cloud project; set spec.cluster.gke.project "
                          "or the stack config gcp:project (pulumi config set gcp:project <project>)")
     pools = []
-    for pool, provisioning in provisioned_pools(cluster, fleet):
-        machine = provisioning.gke
-        assert machine is not None, "validated: a GKE pool's class has a gke provisioning block"
+    for pool, machine in provisioned_pools(cluster, fleet, lambda provisioning: provisioning.gke):
         pools.append(machine_pool(pool, machine.machine_type, machine.disk_size_gb, machine.accelerator))
     return {"name": cluster.name, "project": chosen, "region": gke.region,
             "kubernetes_version": gke.kubernetes_version, "pools": pools}

@@ -104,9 +104,7 @@ def nebius_args(cluster: ClusterManifest, fleet: Fleet) -> NebiusClusterArgs:
     block = cluster.spec.cluster.nebius
     assert block is not None, "validated: a Nebius cluster has a nebius block"
     pools: list[NebiusPoolArgs] = []
-    for pool, provisioning in provisioned_pools(cluster, fleet):
-        shape = provisioning.nebius
-        assert shape is not None, "validated: a Nebius pool's class has a nebius provisioning block"
+    for pool, shape in provisioned_pools(cluster, fleet, lambda provisioning: provisioning.nebius):
         infiniband = pool.fabric.infiniband if pool.fabric.type is FabricType.INFINIBAND else None
         fabric = infiniband.fabric if infiniband else None
         pools.append({**gpu_pool(pool, shape.accelerator), "platform": shape.platform, "preset": shape.preset,

@@ -71,9 +71,7 @@ def vultr_args(cluster: ClusterManifest, fleet: Fleet) -> VultrClusterArgs:
     block = cluster.spec.cluster.vultr
     assert block is not None, "validated: a Vultr cluster has a vultr block"
     pools: list[VultrPoolArgs] = []
-    for pool, provisioning in provisioned_pools(cluster, fleet):
-        shape = provisioning.vultr
-        assert shape is not None, "validated: a Vultr pool's class has a vultr provisioning block"
+    for pool, shape in provisioned_pools(cluster, fleet, lambda provisioning: provisioning.vultr):
         pools.append({**gpu_pool(pool, shape.accelerator), "plan": shape.plan})
     return {"name": cluster.name, "region": block.region, "kubernetes_version": block.kubernetes_version,
             "pools": pools}
