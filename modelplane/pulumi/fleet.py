@@ -45,6 +45,7 @@ from modelplane.pulumi.workloads import Target, register_placed
 from modelplane.report import where
 from modelplane.scheduling import Placement
 from modelplane.scheduling.cost import placement_cost
+from modelplane.scheduling.diff import pool_use
 
 if TYPE_CHECKING:
     from modelplane.pulumi.control_cluster import ControlCluster
@@ -219,9 +220,8 @@ def control_serving_stack(gateway: GatewayManifest, control: ControlCluster | No
 def pool_nodes(placement: Placement) -> dict[str, dict[str, int]]:
     """Cluster -> pool -> the nodes the placement holds there (the members' `nodes`)."""
     held: dict[str, dict[str, int]] = {}
-    for replica in placement.replicas:
-        for pool, nodes in replica.pools().items():
-            held.setdefault(replica.cluster, {})[pool] = held.get(replica.cluster, {}).get(pool, 0) + nodes
+    for (cluster, pool), nodes in sorted(pool_use(placement).items()):
+        held.setdefault(cluster, {})[pool] = nodes
     return held
 
 
