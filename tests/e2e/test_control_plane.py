@@ -33,7 +33,7 @@ from tests.e2e.conftest import ROOT, kubectl
 from tests.e2e.project import Project, PulumiFailed
 from tests.e2e.servers import Cluster, Fleet
 from tests.e2e.gateways import gateway_addresses
-from tests.e2e.test_pulumi_engine import objects, versions
+from tests.e2e.reads import objects, versions
 
 MANIFESTS = ROOT / "tests" / "e2e" / "control_cluster"
 MODELPLANE = str(ROOT / ".venv" / "bin" / "modelplane")

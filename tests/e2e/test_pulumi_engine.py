@@ -18,27 +18,24 @@ Every assertion reads the engine's JSON (`preview --json`, the event log of `up`
 from __future__ import annotations
 
 import base64
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
-from kubernetes.dynamic import DynamicClient
 
 from tests.builders import UNPLACEABLE
-from tests.e2e.conftest import ROOT, api_client
+from tests.e2e.conftest import ROOT
 from tests.e2e.gateways import gateway_addresses
 from tests.e2e.project import PASSPHRASE, Project, PulumiFailed
+from tests.e2e.reads import NS, managed_left, objects, settled, versions
 from tests.e2e.servers import Cluster, Fleet
 
 FLEET = ROOT / "tests" / "e2e" / "fleet"
 HF_TOKEN = "hf_e2e_secret_token_5f1c0e"
-NS = "ml-team"
 WORKLOAD_TYPES = {"kubernetes:apps/v1:Deployment", "kubernetes:leaderworkerset.x-k8s.io/v1:LeaderWorkerSet"}
 PLACEMENT_TYPE = "pulumi-python:dynamic/modelplane:Placement"
-DELETE_SECONDS = 120.0
 
 
 @dataclass
@@ -91,52 +88,6 @@ def steps_by_op(preview: dict[str, Any]) -> dict[str, set[str]]:
 
 def workloads_in(preview: dict[str, Any], op: str) -> set[str]:
     return {name_of(s["urn"]) for s in preview["steps"] if s["op"] == op and type_of(s["urn"]) in WORKLOAD_TYPES}
-
-
-API_VERSIONS = {"Deployment": "apps/v1", "LeaderWorkerSet": "leaderworkerset.x-k8s.io/v1", "Service": "v1",
-                "Secret": "v1", "Job": "batch/v1", "PersistentVolumeClaim": "v1",
-                "ResourceClaimTemplate": "resource.k8s.io/v1", "HTTPRoute": "gateway.networking.k8s.io/v1",
-                "InferencePool": "inference.networking.k8s.io/v1", "Backend": "gateway.envoyproxy.io/v1alpha1",
-                "Namespace": "v1", "GatewayClass": "gateway.networking.k8s.io/v1"}
-MANAGED = "app.kubernetes.io/managed-by=modelplane"
-
-
-def listed(cluster: Cluster, kind: str, namespace: str | None = NS, selector: str | None = None
-           ) -> dict[str, dict[str, Any]]:
-    """Name -> object of one kind (in `namespace`, or cluster-wide with None), read from the server."""
-    resource = DynamicClient(api_client(cluster)).resources.get(api_version=API_VERSIONS[kind], kind=kind)
-    found = resource.get(namespace=namespace, label_selector=selector).to_dict()
-    return {item["metadata"]["name"]: item for item in found["items"]}
-
-
-def objects(cluster: Cluster, kind: str) -> dict[str, dict[str, Any]]:
-    """Name -> object of one kind in the ml-team namespace."""
-    return listed(cluster, kind)
-
-
-def versions(cluster: Cluster, kinds: tuple[str, ...] = ("Deployment", "LeaderWorkerSet")) -> dict[str, str]:
-    return {f"{kind}/{name}": item["metadata"]["resourceVersion"]
-            for kind in kinds for name, item in objects(cluster, kind).items()}
-
-
-def managed_left(cluster: Cluster) -> list[str]:
-    """What of ours is on a cluster, being deleted or not: Namespaces and GatewayClasses with
-    modelplane's managed-by label, and any object of the kinds compose emits in the ml-team namespace."""
-    left = [f"{kind}/{name}" for kind in ("Namespace", "GatewayClass") for name in listed(cluster, kind, None, MANAGED)]
-    for kind in ("Deployment", "LeaderWorkerSet", "Service", "Secret", "Job", "HTTPRoute", "Backend",
-                 "ResourceClaimTemplate", "PersistentVolumeClaim", "InferencePool"):
-        left += [f"{kind}/{name}" for name in objects(cluster, kind)]
-    return left
-
-
-def settled(read: Callable[[], Any], seconds: float = DELETE_SECONDS) -> Any:
-    """`read()` once it returns something empty, or its last answer after `seconds`. With skipAwait
-    the provider does not wait for a deletion to finish, and the garbage collector removes
-    foreground-deleted objects (and their ReplicaSets, Pods and ResourceClaims) asynchronously."""
-    deadline = time.monotonic() + seconds
-    while (found := read()) and time.monotonic() < deadline:
-        time.sleep(0.5)
-    return found
 
 
 # --- the scenario ---------------------------------------------------------------------------------
