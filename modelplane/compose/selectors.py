@@ -20,7 +20,7 @@ import re
 from collections.abc import Iterator
 
 from modelplane.api import Manifests, ModelDeployment
-from modelplane.cel import Device, Evaluation, SelectorEvaluator
+from modelplane.cel import Device, SelectorEvaluator
 from modelplane.cel.quantity import QuantityError, parse_quantity
 from modelplane.compose.findings import Finding
 
@@ -35,12 +35,15 @@ def unsatisfiable(manifests: Manifests) -> list[Finding]:
     if not devices:
         return []
     evaluator = SelectorEvaluator()
+    causes: dict[str, str | None] = {}  # per distinct selector (deployments repeat them): None when a device matches
     findings = []
     for deployment in manifests.workloads.deployments:
         for loc, expression in _selectors(deployment):
-            results = [(cls, name, evaluator.evaluate(expression, device)) for cls, name, device in devices]
-            if not any(result.matched for _, _, result in results):
-                findings.append(Finding(deployment, loc, _cause(expression, devices, results), CODE))
+            if expression not in causes:
+                causes[expression] = _unmatched(expression, devices, evaluator)
+            cause = causes[expression]
+            if cause is not None:
+                findings.append(Finding(deployment, loc, cause, CODE))
     return findings
 
 
@@ -55,8 +58,17 @@ def _selectors(deployment: ModelDeployment) -> Iterator[tuple[tuple[str | int, .
                            "cel"), selector.cel
 
 
-def _cause(expression: str, devices: list[tuple[str, str, Device]],
-           results: list[tuple[str, str, Evaluation]]) -> str:
+def _unmatched(expression: str, devices: list[tuple[str, str, Device]], evaluator: SelectorEvaluator) -> str | None:
+    """Why no device matches `expression`, or None when one does."""
+    if any(evaluator.evaluate(expression, device).matched for _, _, device in devices):
+        return None
+    cls, name, device = devices[0]
+    return _cause(expression, devices, f"on InferenceClass {cls}, device {name}: "
+                                       f"{evaluator.evaluate(expression, device).reason}")
+
+
+def _cause(expression: str, devices: list[tuple[str, str, Device]], otherwise: str) -> str:
+    """The likely cause: a name no device publishes, a malformed quantity, else `otherwise`."""
     lead = "no device of any InferenceClass satisfies this selector, so no pool can ever run this member"
     published = {(section, domain): names for section, domain, names in _published(devices)}
     for section, domain, name in _READ.findall(expression):
@@ -73,8 +85,7 @@ def _cause(expression: str, devices: list[tuple[str, str, Device]],
         except QuantityError:
             return f"{lead}: {text!r} is not a Kubernetes quantity (binary suffixes Ki Mi Gi Ti, decimal k M G T: " \
                    "'40Gi' or '40G')"
-    cls, name, result = results[0]
-    return f"{lead}: on InferenceClass {cls}, device {name}: {result.reason}"
+    return f"{lead}: {otherwise}"
 
 
 def _published(devices: list[tuple[str, str, Device]]) -> Iterator[tuple[str, str, set[str]]]:
