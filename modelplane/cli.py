@@ -20,6 +20,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from modelplane.collector import collector_paused
+from modelplane.json_text import indented
+
 if TYPE_CHECKING:
     from modelplane.api import Manifests
     from modelplane.scheduling import Placement
@@ -43,7 +46,10 @@ class InputError(Exception):
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
-        return args.command(args)
+        # Every command reads its input into objects that live until it returns (the modules it
+        # imports, the manifests, the placement), which the collector would otherwise rescan.
+        with collector_paused():
+            return args.command(args)
     except InputError as error:
         print(error, file=sys.stderr)
         return 1
@@ -146,7 +152,7 @@ def _plan(args: argparse.Namespace) -> int:
     cost_before = placement_cost(manifests.fleet, previous) if cost and previous else None
     if args.format == "json":
         document = placement.to_json() | ({"changes": changes.to_json()} if changes else {})
-        text = json.dumps(document, indent=2, sort_keys=True) + "\n"
+        text = indented(document)
     if args.render:
         _render(manifests, placement, Path(args.render))
     found = plan_warnings(manifests, placement)
@@ -186,7 +192,7 @@ def _what_if(args: argparse.Namespace, manifests: Manifests, previous: Placement
         cost = comparison(placement_cost(manifests.fleet, before), placement_cost(fleet, after))
     if args.format == "json":
         document = {"before": before.to_json(), "after": after.to_json(), "changes": changes.to_json()}
-        text = json.dumps(document, indent=2, sort_keys=True) + "\n"
+        text = indented(document)
     elif args.format == "markdown":
         text = "\n".join(["### Modelplane what-if", "", "Edits: " + ", ".join(f"`{e}`" for e in edits), "",
                           *([cost, ""] if cost else []), *changes_report.markdown(changes)]) + "\n"
@@ -218,7 +224,7 @@ def _capacity(args: argparse.Namespace) -> int:
     manifests = _load(args.paths)
     found = suggest(manifests.fleet, manifests.workloads, _state(args.state))
     if args.format == "json":
-        sys.stdout.write(json.dumps(found.to_json(), indent=2, sort_keys=True) + "\n")
+        sys.stdout.write(indented(found.to_json()))
     else:
         sys.stdout.write(capacity_report.table(found))
     return 0

@@ -6,11 +6,16 @@ its 1-based line, so every later problem can point at the line the user wrote. I
 bad input: invalid YAML, duplicate keys and alias bombs come back as `Problem`s.
 
 Invariants: pure (takes text, no I/O); uses libyaml's C parser when available (DESIGN section 8:
-~10x faster on large files); documents are returned in stream order.
+~10x faster on large files); documents are returned in stream order; each document's data is what
+PyYAML's `safe_load` gives. The walk that records the lines also builds that data when the
+document only uses YAML's core schema without aliases or merge keys (every Kubernetes manifest),
+so PyYAML's constructor only runs for the rest.
 """
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,11 +25,37 @@ from modelplane.api.problems import Problem
 
 Loc = tuple[str | int, ...]
 
-_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _MERGE_KEY = "tag:yaml.org,2002:merge"
+_MAP = "tag:yaml.org,2002:map"
+_SEQ = "tag:yaml.org,2002:seq"
+_STR = "tag:yaml.org,2002:str"
+_CONSTRUCTOR = yaml.constructor.SafeConstructor()  # its scalar functions keep no state
+_SCALARS: dict[str, Callable[[yaml.ScalarNode], Any]] = {
+    tag: functools.partial(yaml.SafeLoader.yaml_constructors[tag], _CONSTRUCTOR) for tag in (
+        _STR, "tag:yaml.org,2002:null", "tag:yaml.org,2002:bool", "tag:yaml.org,2002:int", "tag:yaml.org,2002:float",
+        "tag:yaml.org,2002:timestamp", "tag:yaml.org,2002:binary")}
+"""How SafeConstructor builds a scalar of each tag of the core schema."""
 # A document may reuse nodes through aliases; bound what it expands to so validation of a
 # "billion laughs" document cannot exhaust memory or time.
 MAX_EXPANDED_NODES = 1_000_000
+
+
+class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+    """The safe loader, resolving each distinct plain scalar's tag once per stream (manifests repeat
+    most of their keys and values; PyYAML matches every one against its implicit-tag patterns)."""
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self._scalar_tags: dict[tuple[str, tuple[bool, bool]], str] = {}
+
+    def resolve(self, kind: type[yaml.Node], value: Any, implicit: Any) -> str:
+        if kind is not yaml.ScalarNode:
+            return super().resolve(kind, value, implicit)  # type: ignore[no-any-return]
+        key = (value, implicit)
+        tag = self._scalar_tags.get(key)
+        if tag is None:
+            tag = self._scalar_tags[key] = super().resolve(kind, value, implicit)
+        return tag
 
 
 @dataclass(frozen=True)
@@ -55,7 +86,7 @@ def parse_documents(file: str, text: str) -> tuple[list[Document], list[Problem]
             line = node.start_mark.line + 1
             walker = _LineWalker()
             try:
-                walker.walk(node, ())
+                data = walker.walk(node, ())
                 # Without aliases a document holds exactly the values it writes.
                 size = walker.expanded_size(node) if walker.aliased else walker.values
             except RecursionError:
@@ -71,7 +102,8 @@ def parse_documents(file: str, text: str) -> tuple[list[Document], list[Problem]
                     message=f"document expands to more than {MAX_EXPANDED_NODES:,} values through "
                             "YAML aliases; write the values out or use fewer nested aliases"))
                 continue
-            documents.append(Document(file, line, loader.construct_document(node), walker.lines))
+            documents.append(Document(file, line, data if walker.built else loader.construct_document(node),
+                                      walker.lines))
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark or error.context_mark
         where = f" at column {mark.column + 1}" if mark else ""
@@ -90,30 +122,46 @@ def _is_empty(node: yaml.Node) -> bool:
 
 
 class _LineWalker:
-    """Records the line of every mapping key and sequence item; finds duplicate keys."""
+    """Records the line of every mapping key and sequence item; finds duplicate keys; builds the
+    data of a document in the core schema without aliases (`built`)."""
 
     def __init__(self) -> None:
         self.lines: dict[Loc, int] = {}
         self.problems: list[tuple[int, str]] = []
         self.aliased = False
         """Whether the document reuses a node (an alias or a merge key)."""
+        self.exotic = False
+        """Whether the document has a tag outside the core schema or a key that is not a scalar."""
         self.values = 0
         """The values (keys included) the walk met."""
         self._seen: set[int] = set()
         self._sizes: dict[int, int] = {}
 
-    def walk(self, node: yaml.Node, loc: Loc) -> None:
+    @property
+    def built(self) -> bool:
+        """Whether what `walk` returned is the document's data as SafeConstructor builds it."""
+        return not (self.aliased or self.exotic)
+
+    def walk(self, node: yaml.Node, loc: Loc) -> Any:
+        """Record the lines under `node` and return its data (meaningful only while `built`)."""
         if id(node) in self._seen:  # an alias: its lines were recorded where it was defined
             self.aliased = True
-            return
+            return None
         self._seen.add(id(node))
         self.values += 1
+        if isinstance(node, yaml.ScalarNode):
+            return self._scalar(node)
         if isinstance(node, yaml.MappingNode):
+            self.exotic |= node.tag != _MAP
             first: dict[Any, int] = {}
+            mapping: dict[Any, Any] = {}
             self.values += len(node.value)
             for key_node, value_node in node.value:
                 if key_node.tag == _MERGE_KEY:
                     self.aliased = True
+                    continue
+                if not isinstance(key_node, yaml.ScalarNode):  # a list or a mapping: PyYAML refuses it
+                    self.exotic = True
                     continue
                 key = key_node.value
                 line = key_node.start_mark.line + 1
@@ -123,11 +171,23 @@ class _LineWalker:
                     continue
                 first[key] = line
                 self.lines[(*loc, key)] = line
-                self.walk(value_node, (*loc, key))
-        elif isinstance(node, yaml.SequenceNode):
-            for index, item in enumerate(node.value):
-                self.lines[(*loc, index)] = item.start_mark.line + 1
-                self.walk(item, (*loc, index))
+                mapping[self._scalar(key_node)] = self.walk(value_node, (*loc, key))
+            return mapping
+        self.exotic |= node.tag != _SEQ
+        sequence = []
+        for index, item in enumerate(node.value):
+            self.lines[(*loc, index)] = item.start_mark.line + 1
+            sequence.append(self.walk(item, (*loc, index)))
+        return sequence
+
+    def _scalar(self, node: yaml.ScalarNode) -> Any:
+        if node.tag == _STR:
+            return node.value
+        construct = _SCALARS.get(node.tag)
+        if construct is None:
+            self.exotic = True
+            return None
+        return construct(node)
 
     def expanded_size(self, node: yaml.Node) -> int:
         """How many values the document holds once aliases are expanded (memoized: linear)."""

@@ -6,8 +6,10 @@ import random
 from pathlib import Path
 
 import pytest
+import yaml
 
 from modelplane.api import ManifestErrors, dump_objects, load, load_objects, load_sources
+from modelplane.api.documents import parse_documents
 from tests.api.test_rules import FILES
 
 EXAMPLES = Path(__file__).parent.parent.parent / "examples"
@@ -63,3 +65,35 @@ def test_load_objects_reports_problems_by_position() -> None:
         load_objects(objects, source="placement inputs")
     assert str(errors.value) == ("placement inputs:3: ModelDeployment ml-team/qwen3-8b: spec.replicas: must be at "
                                  "least 1; got int 0")
+
+
+SAFE_LOAD_CASES = {
+    "every scalar tag of the core schema": (
+        "s: text\nq: 'quoted'\nn: ~\nn2: null\nempty:\nb: [yes, No, true, off]\ni: [0, -7, 0x1f, 017, 1_000, 1:30]\n"
+        "f: [1.5, -.inf, .NaN, 6.8e+3]\nt: [2024-01-02, 2024-01-02T03:04:05Z]\nbin: !!binary aGk=\nforced: !!str 12\n"),
+    "keys that are not strings": "1: one\ntrue: yes\n~: none\n2024-01-02: date\n",
+    "nested sequences and mappings": "a:\n- b: [1, {c: [[]]}]\n  d: {}\n- []\n",
+    "an alias and a merge key": "base: &base {x: 1}\nmerged:\n  <<: *base\n  y: 2\nsame: *base\n",
+    "a set and an ordered map": "s: !!set {a, b}\no: !!omap [{a: 1}, {b: 2}]\n",
+    "a key that is a sequence": "? [a, b]\n: pair\n",
+}
+
+
+@pytest.mark.parametrize("text", SAFE_LOAD_CASES.values(), ids=SAFE_LOAD_CASES.keys())
+def test_documents_hold_what_safe_load_gives(text: str) -> None:
+    documents, problems = parse_documents("doc.yaml", text)
+    if problems:  # PyYAML refuses it: so do we, at the same place
+        with pytest.raises(yaml.YAMLError):
+            yaml.safe_load(text)
+        return
+    assert [d.data for d in documents] == [yaml.safe_load(text)]
+    assert [type(v) for v in _leaves(documents[0].data)] == [type(v) for v in _leaves(yaml.safe_load(text))]
+
+
+def _leaves(value: object) -> list[object]:
+    """Every key and value, depth first (== alone cannot tell 1 from 1.0 or True)."""
+    if isinstance(value, dict):
+        return [leaf for k, v in value.items() for leaf in (k, *_leaves(v))]
+    if isinstance(value, list):
+        return [leaf for item in value for leaf in _leaves(item)]
+    return [value]
