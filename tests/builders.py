@@ -38,13 +38,20 @@ def klass(name: str, *devices: dict[str, Any]) -> InferenceClass:
 
 
 def pool(name: str = "gpu", cls: str = "h100", nodes: int = 1, max_nodes: int | None = None,
-         fabric: str | None = None, fabric_id: str | None = None) -> dict[str, Any]:
+         fabric: str | None = None, fabric_id: str | None = None, sharing: str | None = None) -> dict[str, Any]:
     spec: dict[str, Any] = {"name": name, "className": cls, "nodeCount": nodes}
+    if sharing:
+        spec["sharing"] = sharing
     if max_nodes is not None:
         spec["maxNodeCount"] = max_nodes
     if fabric:
         spec["fabric"] = {"type": fabric, **({"infiniband": {"fabric": fabric_id}} if fabric_id else {})}
     return spec
+
+
+def exclusive_pool(name: str = "gpu", **kwargs: Any) -> dict[str, Any]:
+    """A pool whose every pod holds a whole node (`sharing: Exclusive`): cases that count nodes."""
+    return pool(name, sharing="Exclusive", **kwargs)
 
 
 def cluster(name: str, *pools: dict[str, Any], labels: dict[str, str] | None = None,

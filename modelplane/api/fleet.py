@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from decimal import Decimal
+from enum import StrEnum
 from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BeforeValidator, Field, field_validator, model_validator
@@ -236,6 +237,11 @@ def check_pool_name(name: str) -> str:
 PoolName = Annotated[Str, AfterValidator(check_pool_name), checked_string(40, DNS_LABEL_PATTERN)]
 
 
+class Sharing(StrEnum):
+    SHARED = "Shared"
+    EXCLUSIVE = "Exclusive"
+
+
 class NodePool(Model):
     name: PoolName
     """The `modelplane.ai/pool` node label value; at most 40 characters (GKE's node pool limit)."""
@@ -253,6 +259,10 @@ class NodePool(Model):
     """How the pool's nodes are interconnected."""
     capacity_block: CapacityBlock | None = None
     """EKS only: the EC2 Capacity Block for ML the pool's nodes run in; its one zone is the pool's."""
+    sharing: Sharing = Sharing.SHARED
+    """Shared: pods that claim part of a node's devices (1 of 8 GPUs) share nodes, packed only as tightly as any
+    choice of nodes by the cluster's scheduler still places every pod; gang pods and pods that claim every device of
+    a kind keep whole nodes. Exclusive: every pod that claims a device holds a whole node. Defaults to Shared."""
 
     @model_validator(mode="after")
     def _counts_ordered(self) -> NodePool:

@@ -2,7 +2,8 @@
 
 Prices are each pool's InferenceClass `spec.pricing` (per node per hour). Pure and exact (Decimal
 arithmetic), so the same placement always costs the same:
-- a deployment costs the nodes its replicas hold x their pools' price;
+- a deployment costs the nodes its replicas hold x their pools' price, a pod that shares nodes the
+  share of a node it claims (its largest fraction of a kind's devices: 1 of 8 GPUs is 0.125);
 - a cluster costs its used nodes plus the free nodes of its fixed-size pools (no `maxNodeCount`:
   those nodes run whether used or not), which are its idle cost; an autoscaling pool costs the
   nodes in use;
@@ -29,14 +30,15 @@ from modelplane.scheduling.placement import Placement
 class Cost:
     amounts: dict[str, Decimal] = field(default_factory=dict)
     """Per hour, by ISO 4217 currency."""
-    unpriced_nodes: int = 0
+    unpriced_nodes: Decimal = Decimal(0)
+    """Whole for a pool, possibly a fraction for a deployment whose pods share nodes."""
 
     @classmethod
-    def of(cls, nodes: int, pricing: Pricing | None) -> Cost:
+    def of(cls, nodes: int | Decimal, pricing: Pricing | None) -> Cost:
         if nodes == 0:
             return cls()
         if pricing is None:
-            return cls(unpriced_nodes=nodes)
+            return cls(unpriced_nodes=Decimal(nodes))
         return cls({pricing.currency: pricing.amount * nodes})
 
     def __add__(self, other: Cost) -> Cost:
@@ -54,12 +56,20 @@ class Cost:
         sign = "+" if signed else ""
         parts = [f"{amount:{sign}.2f} {currency}/h" for currency, amount in sorted(self.amounts.items())]
         if self.unpriced_nodes:
-            parts.append(f"{self.unpriced_nodes:{sign}d} unpriced node(s)")
+            parts.append(f"{_number(self.unpriced_nodes, sign)} unpriced node(s)")
         return (", " if signed else " + ").join(parts) or "-"
 
     def to_json(self) -> dict[str, Any]:
         return {"perHour": {currency: str(amount) for currency, amount in sorted(self.amounts.items())},
-                "unpricedNodes": self.unpriced_nodes}
+                "unpricedNodes": int(self.unpriced_nodes) if _whole(self.unpriced_nodes) else float(self.unpriced_nodes)}
+
+
+def _whole(nodes: Decimal) -> bool:
+    return Decimal(nodes) == Decimal(nodes).to_integral_value()
+
+
+def _number(nodes: Decimal, sign: str) -> str:
+    return f"{int(nodes):{sign}d}" if _whole(nodes) else f"{Decimal(nodes).normalize():{sign}f}"
 
 
 @dataclass(frozen=True)

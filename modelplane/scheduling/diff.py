@@ -9,7 +9,11 @@ edit. Pure and deterministic; every list is sorted.
 - Per deployment, slots only in `before` and slots only in `after` are paired in slot order as
   `moved` (a replica that had to leave and was placed elsewhere); what is left over is `removed`
   (scale-down, a deleted deployment) or `created`.
-- Pools are compared by nodes used; a pool absent from a fleet has capacity None.
+- Pools are compared by nodes used (whole nodes plus what shared pods need); a pool absent from a
+  fleet has capacity None.
+
+`outline(placement)` is one placement in the shape a generic structural diff (the Pulumi engine's
+`preview --diff`) reads as these same replica changes.
 """
 
 from __future__ import annotations
@@ -20,8 +24,9 @@ from functools import cached_property
 from typing import Any
 
 from modelplane.api import Fleet
+from modelplane.api.base import Role
 from modelplane.scheduling.ledger import PoolKey
-from modelplane.scheduling.placement import Placement, Replica
+from modelplane.scheduling.placement import MemberPlacement, Placement, Replica, pool_need
 
 
 class Change(StrEnum):
@@ -133,13 +138,37 @@ def diff(before: Placement, after: Placement, fleet_before: Fleet, fleet_after: 
                          _deployment_changes(before, after, moved))
 
 
-def pool_use(placement: Placement) -> dict[PoolKey, int]:
-    """Nodes used per (cluster, pool) by the placement's replicas."""
-    used: dict[PoolKey, int] = {}
+def outline(placement: Placement) -> dict[str, dict[str, Any]]:
+    """Each deployment as `{"scheduled": "3/3", "replicas": {"east#0": "chat: h100", ...}}`.
+
+    A replica's slot (`cluster#index`) is its key and where its members run its value, compared as
+    `diff` compares slots: a created replica is an added key, a removed one a deleted key, a replica
+    re-placed on its cluster a changed value, and an unchanged replica an equal value. The value
+    lists engines by name, each with its Standalone member's pool (`chat: h100`) or every member's
+    role and pool (`coder: Leader=h100 Worker=h200`), so a placement outlines the same whatever order
+    its maps came back in.
+    """
+    replicas: dict[str, dict[str, str]] = {key: {} for key in placement.deployments}
     for replica in placement.replicas:
-        for pool, nodes in replica.pools().items():
-            used[(replica.cluster, pool)] = used.get((replica.cluster, pool), 0) + nodes
-    return used
+        engines = ", ".join(f"{engine}: {_members_text(pools)}" for engine, pools in sorted(_pools_of(replica).items()))
+        replicas.setdefault(replica.deployment, {})[f"{replica.cluster}#{replica.index}"] = engines
+    return {key: {"scheduled": f"{status.scheduled}/{status.desired}", "replicas": replicas[key]}
+            for key, status in placement.deployments.items()}
+
+
+def pool_use(placement: Placement) -> dict[PoolKey, int]:
+    """Nodes used per (cluster, pool) by the placement's replicas (`pool_need`: whole nodes plus
+    what the shared pods need)."""
+    return {key: pool_need(members) for key, members in pool_members(placement).items()}
+
+
+def pool_members(placement: Placement) -> dict[PoolKey, list[MemberPlacement]]:
+    """The members on each (cluster, pool), in replica order."""
+    found: dict[PoolKey, list[MemberPlacement]] = {}
+    for replica in placement.replicas:
+        for member in replica.members():
+            found.setdefault((replica.cluster, member.pool), []).append(member)
+    return found
 
 
 def pool_capacity(fleet: Fleet) -> dict[PoolKey, int]:
@@ -189,6 +218,12 @@ def _deployment_changes(before: Placement, after: Placement, moved: set[str]) ->
             changes.append(DeploymentChange(key, scheduled, desired, (bool(old and old.short), bool(new and new.short)),
                                             new.reasons if new else ()))
     return tuple(changes)
+
+
+def _members_text(pools: dict[str, str]) -> str:
+    if list(pools) == [Role.STANDALONE]:
+        return pools[Role.STANDALONE]
+    return " ".join(f"{role}={pool}" for role, pool in sorted(pools.items()))
 
 
 def _slot_json(replica: Replica) -> dict[str, Any]:

@@ -10,11 +10,15 @@ split over A and B. A member that claims no device goes to the pool of a member 
 coordinator-only Leader rides with its Workers), so only claiming members are split. An engine that
 claims no DRA device on a pool cannot run there (its pods would have nothing to claim).
 
-Rule 4: a member costs pods x copies nodes (pods = 1 for Standalone/Leader, `worker.nodes` for a
-Worker), 0 if it claims no DRA device.
+Rule 4: a member costs pods x copies pods on its pool (pods = 1 for Standalone/Leader,
+`worker.nodes` for a Worker), nothing if it claims no DRA device. Each pod holds a whole node, or on
+a `Shared` pool shares nodes when it claims only part of a node's devices (`member_use`; how many
+nodes shared pods need is `packing.py`'s rule).
 
-Options are tried in the platform team's pool order, single pools first; the first that fits wins.
-Greedy across engines of a replica (each takes the first option that fits what earlier engines
+Filter, then score (Karmada and Kueue place this way): an option passes the filter when the ledger
+has room for it; among those that pass, the lowest `Score` wins (single pools before splits, rule
+3). Options are sorted by score once per shape and cluster, so the first that fits is the best.
+Greedy across engines of a replica (each takes the best option that fits what earlier engines
 left): it can wrongly reject a replica, never overcommit.
 
 Where an engine can run depends only on its `Shape`: per member, the classes it matches, the
@@ -28,15 +32,22 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from decimal import Decimal
 from functools import cached_property
 from typing import NamedTuple
 
-from modelplane.api import Engine, FabricType, Role
-from modelplane.scheduling.ledger import PoolKey, Trial
+from modelplane.api import Claim, Engine, FabricType, Role
+from modelplane.scheduling.ledger import Needs, PoolKey, Trial
 from modelplane.scheduling.match import Matcher, MemberMatch, Miss
-from modelplane.scheduling.placement import MemberPlacement
+from modelplane.scheduling.packing import NOTHING, Sizes, Use
+from modelplane.scheduling.placement import DeviceUse, MemberPlacement
 from modelplane.scheduling.reasons import Code, Reason
 from modelplane.scheduling.snapshot import ClusterView, DeviceView, PoolView
+
+
+Demand = tuple[str, Sizes, bool]
+"""On one class: its name, the devices one pod claims of each of its kinds, and whether that is
+certain (`MemberMatch.pinned`)."""
 
 
 @dataclass(frozen=True)
@@ -47,47 +58,136 @@ class Shape:
     """Among the classes some member claims on, those on which this member matches (claiming or not)."""
     claims: tuple[frozenset[str], ...]
     """The classes on which the member matches and claims a DRA device."""
-    nodes: tuple[int, ...]
-    """The member's cost where it claims: pods x copies."""
+    pods: tuple[int, ...]
+    """The member's pods: pods x copies."""
+    gang: bool
+    """A Leader + Worker engine: its pods keep whole nodes."""
+    demands: tuple[tuple[Demand, ...], ...]
+    """Per member, on each class it claims on (by name)."""
 
     @cached_property
-    def hosts(self) -> dict[str, tuple[tuple[int, ...], int, bool]]:
-        """Per class some member claims on: the members that claim there, what the whole engine
-        costs on one pool of it, and whether one pool of it can host the whole engine."""
+    def hosts(self) -> dict[str, tuple[tuple[int, ...], bool]]:
+        """Per class some member claims on: the members that claim there, and whether one pool of
+        it can host the whole engine."""
         hosts = {}
         for name in frozenset().union(*self.claims):
             claimers = tuple(index for index, classes in enumerate(self.claims) if name in classes)
-            whole = all(name in classes for classes in self.matches)
-            hosts[name] = (claimers, sum(self.nodes[index] for index in claimers), whole)
+            hosts[name] = (claimers, all(name in classes for classes in self.matches))
         return hosts
+
+    @cached_property
+    def _demand(self) -> tuple[dict[str, Demand], ...]:
+        return tuple({demand[0]: demand for demand in demands} for demands in self.demands)
+
+    def use(self, index: int, pool: PoolView) -> Use:
+        """What member `index` puts on `pool` (nothing where it claims nothing)."""
+        demand = self._demand[index].get(pool.class_name)
+        if demand is None:
+            return NOTHING
+        return member_use(self.pods[index], self.gang, demand[1], demand[2], pool)
+
+    def devices(self, pools: tuple[PoolView, ...]) -> tuple[DeviceView, ...]:
+        """The kinds of device the members claim on their pools (each pool's kind once)."""
+        seen: dict[tuple[str, str], DeviceView] = {}
+        for index, pool in enumerate(pools):
+            demand = self._demand[index].get(pool.class_name)
+            for kind, size in zip(pool.kinds, demand[1] if demand else ()):
+                if size:
+                    seen[(pool.name, kind.name)] = kind
+        return tuple(seen.values())
 
 
 def shape_of(engine: Engine, matcher: Matcher, classes: dict[str, tuple[DeviceView, ...]]) -> Shape:
     """The engine's shape over the fleet's classes. Only classes some member can claim on can host
     it (alone or split), so members are matched against those alone (`usable_classes` narrows them
     down without matching)."""
-    claims = []
+    claims, demands = [], []
     for member in engine.members:
         usable = matcher.usable_classes(member.node_selector, classes)
-        claims.append(frozenset(name for name in usable if _claims(matcher.match_devices(member.node_selector, name,
-                                                                                          classes[name]))))
+        found = {name: match for name in usable
+                 if _claims(match := matcher.match_devices(member.node_selector, name, classes[name]))}
+        claims.append(frozenset(found))
+        demands.append(tuple((name, match.sizes(_kinds(classes[name])), match.pinned)
+                             for name, match in sorted(found.items()) if isinstance(match, MemberMatch)))
     hosting = frozenset().union(*claims)
     matches = tuple(frozenset(name for name in hosting
                               if isinstance(matcher.match_devices(member.node_selector, name, classes[name]),
                                             MemberMatch))
                     for member in engine.members)
-    return Shape(matches, tuple(claims), tuple(member.pods * engine.copies for member in engine.members))
+    return Shape(matches, tuple(claims), tuple(member.pods * engine.copies for member in engine.members),
+                 engine.multi_node, tuple(demands))
+
+
+def _kinds(devices: tuple[DeviceView, ...]) -> tuple[DeviceView, ...]:
+    return tuple(device for device in devices if device.claim is Claim.DRA)
 
 
 def _claims(match: MemberMatch | Miss) -> bool:
     return isinstance(match, MemberMatch) and match.claims_dra
 
 
+def member_use(pods: int, gang: bool, sizes: Sizes, pinned: bool, pool: PoolView) -> Use:
+    """A member's pods on a pool: shared when it may share nodes there (`whole_node_reason`)."""
+    if whole_node_reason(gang, sizes, pinned, pool) is None:
+        return Use(0, ((sizes, pods),))
+    return Use(pods)
+
+
+def whole_node_reason(gang: bool, sizes: Sizes, pinned: bool, pool: PoolView) -> str | None:
+    """Why a pod that claims `sizes` keeps a node to itself on `pool`, or None when it may share."""
+    if not pool.shared:
+        return f"pool {pool.name} is sharing: Exclusive"
+    if gang:
+        return "a Leader + Worker gang keeps a node per pod"
+    if not pinned:
+        return "a request can take more than one kind of device of the class"
+    full = [kind.name for kind, size in zip(pool.kinds, sizes) if size == kind.count]
+    if full:
+        return f"it claims every {full[0]} of a node"
+    return None
+
+
+class Score(NamedTuple):
+    """How good an option is; lower wins, compared part by part (a tuple):
+
+    "prefer the smallest fitting hardware (fewest devices per node that satisfy the request, then
+    least device memory above what the selectors need), then the cheapest when classes are priced,
+    then the platform team's order."
+
+    What the selectors need is the same for every pool an engine could use, so least memory above it
+    is least memory. Prices compare within a currency; priced pools come before unpriced ones.
+    """
+
+    devices: int
+    """Devices per node of the kinds the engine claims (each pool's kind once)."""
+    memory: Decimal
+    """Bytes of memory of those devices, one of each."""
+    price: tuple[bool, str, Decimal]
+    """(unpriced, currency, per node per hour) summed over the option's pools."""
+    order: tuple[int, ...]
+    """The pools' places in the cluster's list."""
+
+
+def score(shape: Shape, pools: tuple[PoolView, ...]) -> Score:
+    """The option's score: the one place the choice between pools is made."""
+    kinds = shape.devices(pools)
+    distinct = tuple({pool.key: pool for pool in pools}.values())
+    prices = [pool.pricing for pool in distinct]
+    currencies = {p.currency for p in prices if p is not None}
+    if None in prices or len(currencies) != 1:
+        price = (True, "", Decimal(0))
+    else:
+        price = (False, currencies.pop(), sum((p.amount for p in prices if p is not None), Decimal(0)))
+    return Score(sum(kind.count for kind in kinds), sum((kind.memory for kind in kinds), Decimal(0)), price,
+                 tuple(pool.order for pool in distinct))
+
+
 class Option(NamedTuple):
     pools: tuple[PoolView, ...]
     """The pool of each member, in member order."""
-    needs: tuple[tuple[PoolKey, int], ...]
-    """Nodes per pool."""
+    needs: Needs
+    """What the engine puts on each pool."""
+    score: Score
 
 
 @dataclass(frozen=True)
@@ -108,20 +208,24 @@ _NONE = {members: Options((), (), None, ((),) * members) for members in (1, 2)}
 
 def options_of(shape: Shape, cluster: ClusterView) -> Options:
     single: list[Option] = []
-    claiming: list[list[PoolView]] = [[] for _ in shape.nodes]
+    claiming: list[list[PoolView]] = [[] for _ in shape.pods]
     hosts = shape.hosts
     for pool in cluster.pools:
         host = hosts.get(pool.class_name)
         if host is None:
             continue
-        claimers, cost, whole = host
+        claimers, whole = host
         for index in claimers:
             claiming[index].append(pool)
         if whole:
-            single.append(Option((pool,) * len(shape.nodes), ((pool.key, cost),)))
+            pools = (pool,) * len(shape.pods)
+            use = NOTHING
+            for index in claimers:
+                use += shape.use(index, pool)
+            single.append(Option(pools, ((pool.key, use),), score(shape, pools)))
     split: list[Option] = []
     blocked = None
-    if len(shape.nodes) == 2:
+    if len(shape.pods) == 2:
         for first in claiming[0]:
             for second in claiming[1]:
                 if first.name == second.name:
@@ -129,13 +233,20 @@ def options_of(shape: Shape, cluster: ClusterView) -> Options:
                 if first.fabric != second.fabric:
                     blocked = blocked or (first, second)
                     continue
-                split.append(Option((first, second), ((first.key, shape.nodes[0]), (second.key, shape.nodes[1]))))
+                split.append(Option((first, second), ((first.key, shape.use(0, first)), (second.key, shape.use(1, second))),
+                                    score(shape, (first, second))))
     if not (single or split or blocked or any(claiming)):
-        return _NONE[len(shape.nodes)]
-    return Options(tuple(single), tuple(split), blocked, tuple(tuple(pools) for pools in claiming))
+        return _NONE[len(shape.pods)]
+    return Options(tuple(sorted(single, key=_by_score)), tuple(sorted(split, key=_by_score)), blocked,
+                   tuple(tuple(pools) for pools in claiming))
+
+
+def _by_score(option: Option) -> Score:
+    return option.score
 
 
 def choose(options: Options, trial: Trial) -> Option | None:
+    """Filter, then score: the best-scored option the ledger has room for (options are sorted)."""
     for option in options.single:
         if trial.fits(option.needs):
             return option
@@ -165,14 +276,20 @@ class Placements:
 
     def _member(self, engine: Engine, index: int, pool: PoolView) -> MemberPlacement:
         member = engine.members[index]
-        key = (id(member), pool.name, pool.class_name)
+        key = (id(member), pool.name, pool.class_name, pool.shared)
         made = self._made.get(key)
         if made is None:
             match = self.matcher.match_class(member.node_selector, pool)
             assert isinstance(match, MemberMatch), "an option only holds pools its members match"
-            nodes = member.pods * engine.copies if match.claims_dra else 0
-            made = self._made[key] = MemberPlacement.model_construct(pool=pool.name, nodes=nodes,
-                                                                     requests=match.claimed())
+            use, devices = NOTHING, ()
+            if match.claims_dra:
+                sizes = match.sizes(pool.kinds)
+                use = member_use(member.pods * engine.copies, engine.multi_node, sizes, match.pinned, pool)
+                devices = tuple(DeviceUse.model_construct(device=kind.name, count=size, per_node=kind.count)
+                                for kind, size in zip(pool.kinds, sizes) if size)
+            made = self._made[key] = MemberPlacement.model_construct(
+                pool=pool.name, nodes=use.whole, shared_pods=use.pods - use.whole, devices=devices,
+                requests=match.claimed())
         return made
 
 
@@ -240,21 +357,40 @@ def _member_without_pool(engine: Engine, options: Options, cluster: ClusterView)
                   "pool nor split", f"relax the {missing.role}'s device request or add a pool whose class satisfies it")
 
 
-def capacity_reasons(options: Options, trial: Trial, holders: Callable[[PoolKey], dict[str, int]]) -> list[Reason]:
+def capacity_reasons(options: Options, trial: Trial, holders: Callable[[PoolKey], dict[str, Use]]) -> list[Reason]:
     """Why each structurally possible option does not fit the ledger (for explain)."""
     reasons: list[Reason] = []
     for option in (*options.single, *options.split):
-        for pool_key, nodes in sorted(option.needs):
-            free = trial.free(pool_key)
-            if free < nodes:
-                cluster, pool = pool_key
-                used = ", ".join(f"{d} ({n})" for d, n in holders(pool_key).items()) or "nobody"
-                split = sorted({p.name for p in option.pools})
-                where = f" (split over {'+'.join(split)})" if len(split) > 1 else ""
-                reasons.append(Reason(Code.INSUFFICIENT_NODES,
-                                      f"had too few free nodes (needs {nodes}, has {max(free, 0)})", cluster, pool,
-                                      f"the engine needs {nodes} node(s) of pool {pool}{where}, "
-                                      f"{max(free, 0)} free; held by {used}",
-                                      f"raise the pool's maxNodeCount by {nodes - max(free, 0)} or free nodes",
-                                      shortfall=nodes - max(free, 0)))
+        for pool_key, use in sorted(option.needs, key=lambda need: need[0]):
+            before, after, capacity = trial.need(pool_key, NOTHING), trial.need(pool_key, use), trial.capacity(pool_key)
+            if after <= capacity:
+                continue
+            cluster, pool = pool_key
+            free, adds = max(capacity - before, 0), after - before
+            held = ", ".join(f"{d} ({_held(u)})" for d, u in holders(pool_key).items()) or "nobody"
+            split = sorted({p.name for p in option.pools})
+            where = f" (split over {'+'.join(split)})" if len(split) > 1 else ""
+            if use.shared:
+                sizes = use.shared[0][0]
+                kinds = next(p.kinds for p in option.pools if p.key == pool_key)
+                each = ", ".join(f"{size} of {kind.count} {kind.name}" for kind, size in zip(kinds, sizes) if size)
+                detail = (f"the engine's pods would share nodes of pool {pool}{where} ({each} per pod); with the pods "
+                          f"already there, every pod lands whatever node the cluster's scheduler picks only on "
+                          f"{after} node(s), the pool has {capacity}; held by {held}")
+            else:
+                detail = f"the engine needs {adds} node(s) of pool {pool}{where}, {free} free; held by {held}"
+                if adds > use.whole:
+                    detail += ("; the pool's shared pods could each be on a different node (Kubernetes spreads "
+                               "pods), so whole-node pods need nodes beside all of them")
+            reasons.append(Reason(Code.INSUFFICIENT_NODES, f"had too few free nodes (needs {adds}, has {free})",
+                                  cluster, pool, detail,
+                                  f"raise the pool's maxNodeCount by {after - capacity} or free nodes",
+                                  shortfall=after - capacity))
     return reasons
+
+
+def _held(use: Use) -> str:
+    shared = use.pods - use.whole
+    if not shared:
+        return str(use.whole)
+    return f"{use.whole} + {shared} shared pod(s)" if use.whole else f"{shared} shared pod(s)"

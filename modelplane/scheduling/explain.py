@@ -21,10 +21,21 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Hashable
 from dataclasses import dataclass
+from decimal import Decimal
 
 from modelplane.api import Engine, ModelDeployment
-from modelplane.scheduling.engines import Option, capacity_reasons, choose, misses, pool_miss
+from modelplane.scheduling.engines import (
+    Option,
+    Options,
+    Score,
+    capacity_reasons,
+    choose,
+    misses,
+    pool_miss,
+    whole_node_reason,
+)
 from modelplane.scheduling.ledger import Trial
+from modelplane.scheduling.match import MemberMatch
 from modelplane.scheduling.reasons import Reason
 from modelplane.scheduling.run import Run
 from modelplane.scheduling.snapshot import ClusterView, PoolView
@@ -41,6 +52,9 @@ class ClusterVerdict:
     """When one would fit: `engine: pool` for each engine."""
     skipped: tuple[Reason, ...] = ()
     """When one would fit: the pools that cannot host an engine whatever their capacity, and why."""
+    choices: tuple[str, ...] = ()
+    """When one would fit: per engine, the pools that could also host it and why the chosen one won
+    (score parts), and why its pods keep whole nodes when they do."""
 
 
 @dataclass(frozen=True)
@@ -77,6 +91,7 @@ class Explanation:
             if not verdict.reasons:
                 out.append(f"cluster {verdict.cluster}{placed}: another replica fits on "
                            f"{', '.join(verdict.would_use)}")
+                out.extend(f"  {choice}" for choice in verdict.choices)
                 out.extend(f"  skipped pool {r.pool}: {r.phrase}: {r.detail}" for r in _distinct(verdict.skipped))
                 continue
             out.append(f"cluster {verdict.cluster}{placed}:")
@@ -188,6 +203,7 @@ def _verdict(run: Run, deployment: ModelDeployment, cluster: ClusterView, indice
     trial = Trial(run.ledger)
     used: list[str] = []
     skipped: list[Reason] = []
+    choices: list[str] = []
     for engine in deployment.spec.engines:
         options = run.options(engine, cluster)
         option = choose(options, trial)
@@ -197,9 +213,47 @@ def _verdict(run: Run, deployment: ModelDeployment, cluster: ClusterView, indice
         if option is None:
             reasons = (*missed, *capacity_reasons(options, trial, run.ledger.holders))
             return ClusterVerdict(cluster.name, indices, tuple(sorted(reasons, key=lambda r: (r.pool or "", r.phrase))))
+        if skipped_too:
+            choices += _choice(engine, option, options, trial, run)
         trial.add(option.needs)
         used.append(f"{engine.name}: {_where(engine, option)}")
-    return ClusterVerdict(cluster.name, indices, (), tuple(used), tuple(skipped))
+    return ClusterVerdict(cluster.name, indices, (), tuple(used), tuple(skipped), tuple(choices))
+
+
+def _choice(engine: Engine, chosen: Option, options: Options, trial: Trial, run: Run) -> list[str]:
+    """Why the engine's pods keep whole nodes where they do, and the options that lost to the
+    chosen one: the score part that decided, or that the ledger had no room."""
+    lines = []
+    for member, pool in zip(engine.members, chosen.pools, strict=True):
+        match = run.matcher.match_class(member.node_selector, pool)
+        if isinstance(match, MemberMatch) and match.claims_dra:
+            why = whole_node_reason(engine.multi_node, match.sizes(pool.kinds), match.pinned, pool)
+            if why is not None:
+                lines.append(f"{engine.name} ({member.role}) on {pool.name} takes whole nodes: {why}")
+    others = [option for option in (*options.single, *options.split) if option is not chosen]
+    if others:
+        lines.append(f"{engine.name}: chose {_where(engine, chosen)} ({_score_text(chosen.score)})")
+    for option in others:
+        lost = "no room" if not trial.fits(option.needs) else _decided(chosen, option)
+        lines.append(f"  over {_where(engine, option)} ({_score_text(option.score)}): {lost}")
+    return lines
+
+
+_PARTS = ("fewer devices per node", "less device memory", "cheaper", "earlier in the cluster's pool list")
+
+
+def _decided(chosen: Option, other: Option) -> str:
+    if len({p.key for p in chosen.pools}) != len({p.key for p in other.pools}):
+        return "one pool for the whole engine before a split"
+    part = next((i for i, (a, b) in enumerate(zip(chosen.score, other.score)) if a != b), len(_PARTS) - 1)
+    return _PARTS[part]
+
+
+def _score_text(score: Score) -> str:
+    unpriced, currency, amount = score.price
+    price = "unpriced" if unpriced else f"{amount:.2f} {currency}/h"
+    gib = (score.memory / 2**30).quantize(Decimal("0.1"))
+    return f"{score.devices} devices/node, {gib}GiB, {price}, pool #{'+'.join(str(o + 1) for o in score.order)}"
 
 
 def _where(engine: Engine, option: Option) -> str:

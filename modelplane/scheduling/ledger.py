@@ -1,57 +1,106 @@
-"""The fleet-wide ledger of nodes: capacity and use per pool, across every deployment.
+"""The fleet-wide ledger: capacity and use per pool, across every deployment.
 
 Capacity is counted in nodes (rule 4): a pool holds `maxNodeCount` nodes if it autoscales, else
-`nodeCount`. A replica is charged only as a whole, after a trial that never touched the ledger
-(`Trial` keeps its pending charges apart), so a partial placement can never leak and no pool is
-ever overcommitted. Free nodes only ever shrink during a run, which is what lets the scheduler
-stop trying a cluster where an engine no longer fits. The ledger also remembers which deployment
-holds which nodes, for `explain`. Every check touches only the pools it names.
+`nodeCount`. Use is what the pods put on the pool: whole-node pods, and pods that share nodes by the
+devices each claims of each kind; a pool's used nodes are `packing.need` of its pods, the fewest
+nodes on which every pod lands whatever node the cluster's scheduler picks (the rule and its proof
+are in `packing.py`). A charge is admitted only when the pool's need stays within its capacity.
+
+A replica is charged only as a whole, after a trial that never touched the ledger (`Trial` keeps
+its pending charges apart), so a partial placement can never leak and no pool is ever
+overcommitted. A pool's need only grows during a run (adding pods never lowers it), which is what
+lets the scheduler stop trying a cluster where an engine no longer fits. The ledger also remembers
+what each deployment holds on each pool, for `explain`. Every check touches only the pools it names.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
-
+from modelplane.scheduling.packing import NOTHING, Sizes, Use, need, shared_need
 from modelplane.scheduling.snapshot import Snapshot
 
 PoolKey = tuple[str, str]  # cluster, pool
-Needs = tuple[tuple[PoolKey, int], ...]  # nodes per pool
+Needs = tuple[tuple[PoolKey, Use], ...]  # what an option puts on each pool
+
+
+class Load:
+    """One pool's pods and the nodes they need (kept up to date on every charge)."""
+
+    __slots__ = ("capacity", "per_node", "whole", "shared", "sharing", "shared_need", "need")
+
+    def __init__(self, capacity: int, per_node: Sizes):
+        self.capacity = capacity
+        self.per_node = per_node
+        self.whole = 0
+        self.shared: dict[Sizes, int] = {}
+        self.sharing = 0
+        """Shared pods."""
+        self.shared_need = 0
+        self.need = 0
+
+    def need_with(self, use: Use) -> int:
+        whole = self.whole + use.whole
+        if use.shared:
+            merged = dict(self.shared)
+            for sizes, pods in use.shared:
+                merged[sizes] = merged.get(sizes, 0) + pods
+            return need(self.per_node, whole, merged)
+        if not self.sharing:
+            return whole
+        # the formula of `packing.need`, with the shared pods' part kept from the last charge
+        return max(whole + self.sharing, whole + self.shared_need) if whole else self.shared_need
+
+    def add(self, use: Use) -> None:
+        self.need = self.need_with(use)
+        self.whole += use.whole
+        if use.shared:
+            for sizes, pods in use.shared:
+                self.shared[sizes] = self.shared.get(sizes, 0) + pods
+                self.sharing += pods
+            self.shared_need = shared_need(self.per_node, self.shared)
+
+
+_EMPTY = Load(0, ())
 
 
 class Ledger:
     def __init__(self, snapshot: Snapshot):
-        self._capacity = {pool.key: pool.capacity for cluster in snapshot.clusters for pool in cluster.pools}
-        self.free_nodes = dict(self._capacity)
-        """Capacity minus use, per pool."""
-        self._holders: dict[PoolKey, dict[str, int]] = defaultdict(lambda: defaultdict(int))
-        self._sorted_holders: dict[PoolKey, dict[str, int]] = {}
+        self.loads = {pool.key: Load(pool.capacity, pool.per_node) for cluster in snapshot.clusters
+                      for pool in cluster.pools}
+        self._holders: dict[PoolKey, dict[str, Use]] = {}
+        self._sorted_holders: dict[PoolKey, dict[str, Use]] = {}
 
     def capacity(self, pool: PoolKey) -> int:
-        return self._capacity.get(pool, 0)
-
-    def free(self, pool: PoolKey) -> int:
-        return self.free_nodes.get(pool, 0)
+        return self.loads.get(pool, _EMPTY).capacity
 
     def used(self, pool: PoolKey) -> int:
-        return self.capacity(pool) - self.free(pool)
+        """The nodes the pool's pods need."""
+        return self.loads.get(pool, _EMPTY).need
 
-    def fits(self, charges: dict[PoolKey, int]) -> bool:
-        return all(self.free(pool) >= nodes for pool, nodes in charges.items())
+    def free(self, pool: PoolKey) -> int:
+        return self.capacity(pool) - self.used(pool)
 
-    def charge(self, deployment: str, charges: dict[PoolKey, int]) -> None:
+    def fits(self, charges: dict[PoolKey, Use]) -> bool:
+        return all(_fits(self.loads.get(pool, _EMPTY), use) for pool, use in charges.items())
+
+    def charge(self, deployment: str, charges: dict[PoolKey, Use]) -> None:
         assert self.fits(charges), f"overcommit: {charges}"
-        for pool, nodes in charges.items():
-            if nodes:
-                self.free_nodes[pool] -= nodes
-                self._holders[pool][deployment] += nodes
+        for pool, use in charges.items():
+            if use.whole or use.shared:
+                self.loads[pool].add(use)
+                held = self._holders.setdefault(pool, {})
+                held[deployment] = held.get(deployment, NOTHING) + use
                 self._sorted_holders.pop(pool, None)
 
-    def holders(self, pool: PoolKey) -> dict[str, int]:
-        """Nodes of the pool held per deployment, sorted by deployment (kept until the pool's next charge)."""
+    def holders(self, pool: PoolKey) -> dict[str, Use]:
+        """What each deployment holds on the pool, sorted by deployment (kept until the pool's next charge)."""
         found = self._sorted_holders.get(pool)
         if found is None:
-            found = self._sorted_holders[pool] = dict(sorted((d, n) for d, n in self._holders[pool].items() if n))
+            found = self._sorted_holders[pool] = dict(sorted(self._holders.get(pool, {}).items()))
         return found
+
+
+def _fits(load: Load, use: Use) -> bool:
+    return (not use.whole and not use.shared) or load.need_with(use) <= load.capacity
 
 
 class Trial:
@@ -61,15 +110,25 @@ class Trial:
 
     def __init__(self, ledger: Ledger):
         self.ledger = ledger
-        self.charges: dict[PoolKey, int] = {}
+        self.charges: dict[PoolKey, Use] = {}
 
-    def free(self, pool: PoolKey) -> int:
-        return self.ledger.free(pool) - self.charges.get(pool, 0)
+    def capacity(self, pool: PoolKey) -> int:
+        return self.ledger.capacity(pool)
+
+    def need(self, pool: PoolKey, use: Use) -> int:
+        """The nodes the pool would need with the pending charges and `use`."""
+        pending = self.charges.get(pool)
+        return self.ledger.loads.get(pool, _EMPTY).need_with(use if pending is None else pending + use)
 
     def fits(self, needs: Needs) -> bool:
-        free, charges = self.ledger.free_nodes, self.charges
-        return all(free.get(pool, 0) - charges.get(pool, 0) >= nodes for pool, nodes in needs)
+        loads, charges = self.ledger.loads, self.charges
+        for pool, use in needs:
+            pending = charges.get(pool)
+            if not _fits(loads.get(pool, _EMPTY), use if pending is None else pending + use):
+                return False
+        return True
 
     def add(self, needs: Needs) -> None:
-        for pool, nodes in needs:
-            self.charges[pool] = self.charges.get(pool, 0) + nodes
+        for pool, use in needs:
+            pending = self.charges.get(pool)
+            self.charges[pool] = use if pending is None else pending + use

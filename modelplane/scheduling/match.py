@@ -31,10 +31,19 @@ class MemberMatch:
     """Which class device each request of a member resolved to."""
 
     resolved: tuple[tuple[DeviceRequest, DeviceView], ...] = ()
+    pinned: bool = True
+    """Whether each request can take only the device it resolved to: DRA allocates any device that
+    satisfies the selectors, so a request two kinds satisfy could take either (and its pods are
+    given whole nodes: which kind they use is not known)."""
 
     @cached_property
     def claims_dra(self) -> bool:
         return any(device.claim is Claim.DRA for _, device in self.resolved)
+
+    def sizes(self, kinds: tuple[DeviceView, ...]) -> tuple[int, ...]:
+        """Devices one pod claims of each kind (the class's DRA devices, in order)."""
+        return tuple(sum(request.count for request, device in self.resolved if device.name == kind.name)
+                     for kind in kinds)
 
     def claimed(self) -> tuple[ResolvedRequest, ...]:
         """The DRA requests the member's ResourceClaimTemplate carries (the user's CEL verbatim)."""
@@ -82,12 +91,14 @@ class Matcher:
 
     def _match(self, selector: NodeSelector, class_name: str, devices: tuple[DeviceView, ...]) -> MemberMatch | Miss:
         candidates: list[list[DeviceView]] = []
+        pinned = True
         for request in selector.devices:
             satisfying = self._satisfying_devices(request, class_name, devices)
             enough = [d for d in satisfying if d.count >= request.count]
             if not enough:
                 return self._request_miss(request, satisfying, class_name, devices)
             candidates.append(enough)
+            pinned = pinned and sum(d.claim is Claim.DRA for d in satisfying) <= 1
         assignment = _assign(selector.devices, candidates)
         if assignment is None:
             names = ", ".join(r.name for r in selector.devices)
@@ -95,7 +106,7 @@ class Matcher:
                         lambda: (f"requests {names} each match, but one node of class {class_name} has too few "
                                  "devices for all of them at once (requests of one member share a node's devices)",
                                  "lower the counts or use a class with more devices per node"))
-        return MemberMatch(tuple(zip(selector.devices, assignment)))
+        return MemberMatch(tuple(zip(selector.devices, assignment)), pinned)
 
     def usable_classes(self, selector: NodeSelector | None, classes: dict[str, tuple[DeviceView, ...]]) -> frozenset[str]:
         """A superset of the classes on which a member with this selector can match and claim a DRA

@@ -5,25 +5,32 @@ Pulumi Placement resource's state, so the CLI replays stickiness exactly as the 
 
     {"version": 1,
      "replicas": [{"deployment": "ml-team/qwen3-8b", "cluster": "gke-a", "index": 0,
-                   "engines": {"qwen3-8b": {"Standalone": {"pool": "l4", "nodes": 1,
+                   "engines": {"qwen3-8b": {"Standalone": {"pool": "l4", "nodes": 1, "sharedPods": 0,
+                       "devices": [{"device": "gpu", "count": 1, "perNode": 1}],
                        "requests": [{"name": "gpu", "deviceClassName": "gpu.nvidia.com", "count": 1,
                                      "selectors": ["device.capacity[...]..."]}]}}}}],
      "deployments": {"ml-team/qwen3-8b": {"desired": 1, "scheduled": 1, "reasons": []}}}
 
-`nodes` is the member's node cost (pods x copies; 0 for a member that claims no DRA device);
-`requests` are the DRA requests the member's ResourceClaimTemplate carries (synthetic matches are
-never claimed). Replicas are sorted by (deployment, cluster, index) and maps by key, so the same
+`nodes` is the whole nodes the member holds (pods x copies when each pod keeps a node to itself;
+0 when its pods share nodes or it claims no DRA device), `sharedPods` the pods that share nodes
+(pods x copies, else 0), `devices` what each pod claims of each kind of device (`perNode`: how many
+a node has), and `requests` the DRA requests the member's ResourceClaimTemplate carries (synthetic
+matches are never claimed). A pool's used nodes are its whole nodes plus what its shared pods need
+(`pool_need`, the ledger's rule), so the document alone says what every pool needs. Replicas are sorted by (deployment, cluster, index) and maps by key, so the same
 placement always serializes to the same bytes.
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
+from decimal import Decimal
 from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from modelplane.api.base import Role
+from modelplane.scheduling.packing import need
 
 PLACEMENT_VERSION = 1
 
@@ -41,10 +48,44 @@ class ResolvedRequest(_Doc):
     selectors: tuple[str, ...]
 
 
+class DeviceUse(_Doc):
+    """How many devices of one kind each pod of a member claims, of how many a node has."""
+
+    device: str
+    count: Annotated[int, Field(ge=1)]
+    per_node: Annotated[int, Field(ge=1, alias="perNode")]
+
+
 class MemberPlacement(_Doc):
     pool: str
     nodes: Annotated[int, Field(ge=0)]
+    shared_pods: Annotated[int, Field(ge=0, alias="sharedPods")] = 0
+    devices: tuple[DeviceUse, ...] = ()
     requests: tuple[ResolvedRequest, ...] = ()
+
+    @property
+    def share(self) -> Decimal:
+        """Nodes' worth the member holds: its whole nodes, and for each shared pod the largest
+        fraction of a kind's devices it claims."""
+        fraction = max((Decimal(use.count) / use.per_node for use in self.devices), default=Decimal(0))
+        return self.nodes + self.shared_pods * fraction
+
+
+def pool_need(members: Iterable[MemberPlacement]) -> int:
+    """The nodes a pool's members need: their whole nodes plus what the shared pods need together."""
+    whole, shared, per_node = 0, [], {}
+    for member in members:
+        whole += member.nodes
+        if member.shared_pods:
+            shared.append(member)
+            per_node.update((use.device, use.per_node) for use in member.devices)
+    kinds = sorted(per_node)
+    pods: dict[tuple[int, ...], int] = {}
+    for member in shared:
+        claimed = {use.device: use.count for use in member.devices}
+        sizes = tuple(claimed.get(kind, 0) for kind in kinds)
+        pods[sizes] = pods.get(sizes, 0) + member.shared_pods
+    return need(tuple(per_node[kind] for kind in kinds), whole, pods)
 
 
 class Replica(_Doc):
@@ -60,13 +101,16 @@ class Replica(_Doc):
     def slot(self) -> tuple[str, str, int]:
         return self.deployment, self.cluster, self.index
 
-    def pools(self) -> dict[str, int]:
-        """Nodes this replica holds per pool of its cluster."""
-        used: dict[str, int] = {}
-        for members in self.engines.values():
-            for member in members.values():
-                used[member.pool] = used.get(member.pool, 0) + member.nodes
+    def pools(self) -> dict[str, Decimal]:
+        """Nodes' worth this replica holds per pool of its cluster (`MemberPlacement.share`)."""
+        used: dict[str, Decimal] = {}
+        for member in self.members():
+            used[member.pool] = used.get(member.pool, Decimal(0)) + member.share
         return used
+
+    def members(self) -> Iterable[MemberPlacement]:
+        for members in self.engines.values():
+            yield from members.values()
 
 
 class DeploymentStatus(_Doc):

@@ -18,11 +18,12 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from modelplane.api import Engine, ModelDeployment, Role
-from modelplane.scheduling.engines import Option
+from modelplane.scheduling.engines import Option, score
 from modelplane.scheduling.ledger import PoolKey
 from modelplane.scheduling.match import MemberMatch
+from modelplane.scheduling.packing import NOTHING, Use
 from modelplane.scheduling.placement import MemberPlacement, Placement, Replica
-from modelplane.scheduling.run import Fit, Run
+from modelplane.scheduling.run import EnginePlacements, Fit, Run
 from modelplane.scheduling.snapshot import ClusterView, PoolView
 
 
@@ -71,17 +72,29 @@ def _candidate(run: Run, replica: Replica) -> Candidate | None:
     cluster = run.snapshot.cluster(replica.cluster)
     if deployment is None or cluster is None or run.ineligible(deployment, cluster, new=False):
         return None
-    engines, charges, grown = {}, {}, False
+    engines: EnginePlacements = {}
+    charges: dict[PoolKey, Use] = {}
+    grown = False
     for engine in deployment.spec.engines:
         previous = replica.engines.get(engine.name)
         option = _still_fits(engine, previous, cluster, run) if previous is not None else None
         if option is None:
             return None
         members = engines[engine.name] = run.placements.of(engine, option)
-        for pool, nodes in option.needs:
-            charges[pool] = charges.get(pool, 0) + nodes
-        grown = grown or any(placed.nodes > previous[role].nodes for role, placed in members.items())
+        for pool, use in option.needs:
+            charges[pool] = charges.get(pool, NOTHING) + use
+        grown = grown or any(_grew(previous[role], placed) for role, placed in members.items())
     return Candidate(deployment, cluster.name, replica.index, Fit(engines, charges), grown)
+
+
+def _grew(before: MemberPlacement, now: MemberPlacement) -> bool:
+    """Whether the member now holds more: more whole nodes, more pods than it had nodes and shared
+    pods, or more devices per shared pod (a whole node held before holds any one pod now)."""
+    if not now.shared_pods:
+        return now.nodes > before.nodes
+    per_pod = {use.device: use.count for use in before.devices}
+    return (now.shared_pods > before.nodes + before.shared_pods
+            or (before.shared_pods > 0 and any(use.count > per_pod.get(use.device, 0) for use in now.devices)))
 
 
 def _still_fits(engine: Engine, previous: dict[Role, MemberPlacement], cluster: ClusterView, run: Run) -> Option | None:
@@ -89,8 +102,9 @@ def _still_fits(engine: Engine, previous: dict[Role, MemberPlacement], cluster: 
     constraints (something is claimed, a non-claiming member rides with a claiming one, one fabric)
     are checked as for a new placement."""
     pools: list[tuple[PoolView, bool]] = []
-    needs: dict[PoolKey, int] = {}
-    for member in engine.members:
+    needs: dict[PoolKey, Use] = {}
+    shape = run.shape_of(engine)
+    for index, member in enumerate(engine.members):
         placed = previous.get(member.role)
         pool = cluster.pool(placed.pool) if placed else None
         if pool is None:
@@ -99,10 +113,11 @@ def _still_fits(engine: Engine, previous: dict[Role, MemberPlacement], cluster: 
         if not isinstance(match, MemberMatch):
             return None
         pools.append((pool, match.claims_dra))
-        needs[pool.key] = needs.get(pool.key, 0) + (member.pods * engine.copies if match.claims_dra else 0)
+        needs[pool.key] = needs.get(pool.key, NOTHING) + shape.use(index, pool)
     claiming = {pool.name for pool, claims in pools if claims}
     if not claiming or any(not claims and pool.name not in claiming for pool, claims in pools):
         return None
     if len({pool.fabric for pool, _ in pools}) > 1:
         return None
-    return Option(tuple(pool for pool, _ in pools), tuple(needs.items()))
+    chosen = tuple(pool for pool, _ in pools)
+    return Option(chosen, tuple(needs.items()), score(shape, chosen))

@@ -23,6 +23,7 @@ from modelplane.cel import SelectorEvaluator
 from modelplane.scheduling.engines import Options, Placements, Shape, choose, options_of, shape_of
 from modelplane.scheduling.ledger import Ledger, PoolKey, Trial
 from modelplane.scheduling.match import Matcher
+from modelplane.scheduling.packing import Use
 from modelplane.scheduling.placement import MemberPlacement, Replica
 from modelplane.scheduling.reasons import Reason
 from modelplane.scheduling.rules import cache_not_staged, selector_mismatch, untolerated_taint
@@ -35,7 +36,7 @@ class Fit(NamedTuple):
     """A whole replica that fits a cluster: where each engine's members run, and what it costs."""
 
     engines: EnginePlacements
-    charges: dict[PoolKey, int]
+    charges: dict[PoolKey, Use]
 
 
 @dataclass(frozen=True)
@@ -118,6 +119,9 @@ class Run:
                 self._shape_list.append(shape)
             self._shape_of_engine[id(engine)] = found
         return found
+
+    def shape_of(self, engine: Engine) -> Shape:
+        return self._shape_list[self.shape(engine)]
 
     def reach(self, engine: Engine) -> frozenset[int]:
         """The positions of the clusters with a pool whose class some member of the engine claims on:

@@ -2,19 +2,24 @@
 
 Built once per `place()` from the validated `Fleet`: each class device becomes a `cel.Device`
 once (identical devices of different classes compare equal, so CEL work is shared), and each pool
-knows its class, its capacity in nodes and its fabric identity. Clusters are sorted by name and
-numbered in that order (`position`); pools keep the order the platform team declared (their order
-of preference). `with_class` indexes the clusters by the classes of their pools, so a deployment
+knows its class, its capacity in nodes, its fabric identity, whether its nodes may be shared, the
+DRA device kinds its pods claim from (`kinds`, `per_node`) and its class's price. Clusters are
+sorted by name and numbered in that order (`position`); pools keep the order the platform team
+declared (`order`, the last tie-break of the pool score). `with_class` indexes the clusters by the classes of their pools, so a deployment
 looks only at clusters that have hardware it can use.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from decimal import Decimal
 from functools import cached_property
 
 from modelplane.api import Claim, ClassDevice, Fleet, InferenceCluster, Taint
+from modelplane.api.fleet import Pricing, Sharing
 from modelplane.cel import Device
+from modelplane.cel.quantity import parse_quantity
+from modelplane.scheduling.packing import Sizes
 
 
 @dataclass(frozen=True)
@@ -24,13 +29,18 @@ class DeviceView:
     device_class_name: str | None
     count: int
     device: Device
+    memory: Decimal
+    """Bytes of the device's `memory` capacity (in any domain); 0 when it publishes none."""
 
     @classmethod
     def of(cls, device: ClassDevice, interned: dict[Device, Device]) -> DeviceView:
         """`interned` makes equal CEL devices of different classes one object, so per-run memos
         keyed by object identity share their work."""
         view = Device.from_class_device(device.model_dump(by_alias=True, exclude_none=True))
-        return cls(device.name, device.claim, device.device_class_name, device.count, interned.setdefault(view, view))
+        memory = next((parse_quantity(c.value).amount for key, c in sorted(device.capacity.items())
+                       if key.rpartition("/")[2] == "memory"), Decimal(0))
+        return cls(device.name, device.claim, device.device_class_name, device.count, interned.setdefault(view, view),
+                   memory)
 
 
 @dataclass(frozen=True)
@@ -41,10 +51,24 @@ class PoolView:
     capacity: int
     fabric: str
     devices: tuple[DeviceView, ...]
+    shared: bool
+    """Whether pods that claim part of a node may share nodes (`sharing: Shared`)."""
+    order: int
+    """The pool's place in its cluster's list."""
+    pricing: Pricing | None
 
     @property
     def key(self) -> tuple[str, str]:
         return self.cluster, self.name
+
+    @cached_property
+    def kinds(self) -> tuple[DeviceView, ...]:
+        """The devices pods claim through DRA, the kinds a pod's `Sizes` count."""
+        return tuple(device for device in self.devices if device.claim is Claim.DRA)
+
+    @cached_property
+    def per_node(self) -> Sizes:
+        return tuple(device.count for device in self.kinds)
 
 
 @dataclass(frozen=True)
@@ -93,13 +117,16 @@ class Snapshot:
     def of(cls, fleet: Fleet) -> Snapshot:
         interned: dict[Device, Device] = {}
         devices = {c.name: tuple(DeviceView.of(d, interned) for d in c.spec.devices) for c in fleet.classes}
-        return cls(tuple(_cluster_view(cluster, position, devices) for position, cluster in enumerate(fleet.clusters)),
-                   devices)
+        pricing = {c.name: c.spec.pricing for c in fleet.classes}
+        return cls(tuple(_cluster_view(cluster, position, devices, pricing)
+                         for position, cluster in enumerate(fleet.clusters)), devices)
 
 
-def _cluster_view(cluster: InferenceCluster, position: int, devices: dict[str, tuple[DeviceView, ...]]) -> ClusterView:
+def _cluster_view(cluster: InferenceCluster, position: int, devices: dict[str, tuple[DeviceView, ...]],
+                  pricing: dict[str, Pricing | None]) -> ClusterView:
     pools = tuple(
         PoolView(cluster.name, pool.name, pool.class_name, pool.capacity, pool.fabric.identity,
-                 devices.get(pool.class_name, ()))
-        for pool in cluster.spec.node_pools)
+                 devices.get(pool.class_name, ()), pool.sharing is Sharing.SHARED, order,
+                 pricing.get(pool.class_name))
+        for order, pool in enumerate(cluster.spec.node_pools))
     return ClusterView(cluster.name, position, dict(cluster.labels), cluster.spec.taints, pools)

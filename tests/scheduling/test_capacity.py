@@ -12,7 +12,19 @@ from modelplane.api import Fleet, Workloads
 from modelplane.scheduling import place
 from modelplane.scheduling.capacity import suggest
 from modelplane.scheduling.whatif import apply_edits
-from tests.builders import cluster, deployment, fleet, gang, gpu, klass, pool, request, standalone, workloads
+from tests.builders import (
+    cluster,
+    deployment,
+    exclusive_pool,
+    fleet,
+    gang,
+    gpu,
+    klass,
+    pool,
+    request,
+    standalone,
+    workloads,
+)
 from tests.scheduling.test_cost import priced_class
 from tests.scheduling.test_properties import CLASSES, clusters, deployments
 
@@ -32,17 +44,17 @@ class Case:
 CASES = [
     Case("a gang that needs two more nodes in one pool: raise it by two (a second pool of its class would be the "
          "same hardware)",
-         fleet(cluster("b", pool("gpu", nodes=0))), workloads(deployment("g", gang(workers=1))),
+         fleet(cluster("b", exclusive_pool("gpu", nodes=0))), workloads(deployment("g", gang(workers=1))),
          [(["ml/g"], ["pool b/gpu nodes=2"], 2, None)]),
     Case("a deployment whose only matching class is in no cluster yet gets a pool of it",
-         fleet(cluster("a", pool("gpu", nodes=1)), classes=(klass("h100"), klass("l4", gpu(arch="Ada Lovelace")))),
+         fleet(cluster("a", exclusive_pool("gpu", nodes=1)), classes=(klass("h100"), klass("l4", gpu(arch="Ada Lovelace")))),
          workloads(deployment("d", standalone(request(ADA)))),
          [(["ml/d"], ["pool a/l4 class=l4 nodes=1"], 1, None)]),
     Case("an autoscaling pool is raised by its maxNodeCount",
-         fleet(cluster("a", pool("gpu", nodes=1, max_nodes=2))), workloads(deployment("d", replicas=3)),
+         fleet(cluster("a", exclusive_pool("gpu", nodes=1, max_nodes=2))), workloads(deployment("d", replicas=3)),
          [(["ml/d"], ["pool a/gpu nodes=3"], 1, None)]),
     Case("the cheaper of two changes of the same size comes first",
-         fleet(cluster("a", pool("dear", cls="dear", nodes=1)), cluster("b", pool("cheap", cls="cheap", nodes=1)),
+         fleet(cluster("a", exclusive_pool("dear", cls="dear", nodes=1)), cluster("b", exclusive_pool("cheap", cls="cheap", nodes=1)),
                classes=(priced_class("dear", "9"), priced_class("cheap", "1"))),
          workloads(deployment("d", replicas=3)),
          [(["ml/d"], ["pool a/cheap class=cheap nodes=1"], 1, "1 USD"),
@@ -50,7 +62,7 @@ CASES = [
           (["ml/d"], ["pool a/dear nodes=2"], 1, "9 USD"),
           (["ml/d"], ["pool b/dear class=dear nodes=1"], 1, "9 USD")]),
     Case("two short deployments do not count the same new node: the second builds on the first's change",
-         fleet(cluster("a", pool("gpu", nodes=1))), workloads(deployment("d1", replicas=2), deployment("d2")),
+         fleet(cluster("a", exclusive_pool("gpu", nodes=1))), workloads(deployment("d1", replicas=2), deployment("d2")),
          [(["ml/d1"], ["pool a/gpu nodes=2"], 1, None),
           (["ml/d1", "ml/d2"], ["pool a/gpu nodes=2", "pool a/gpu nodes=3"], 2, None)]),
     Case("no class matches the selector: unplaceable, with explain's reason",

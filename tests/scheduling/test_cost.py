@@ -12,7 +12,7 @@ from pydantic import ValidationError
 from modelplane.api import Fleet, InferenceClass
 from modelplane.scheduling import place
 from modelplane.scheduling.cost import Cost, placement_cost, priced
-from tests.builders import API, cluster, deployment, fleet, gang, gpu, pool, workloads
+from tests.builders import API, cluster, deployment, exclusive_pool, fleet, gang, gpu, pool, workloads
 
 
 def priced_class(name: str, price: str | None, currency: str | None = None) -> InferenceClass:
@@ -54,20 +54,20 @@ class Case:
 
 CASES = [
     Case("a deployment costs its nodes x the pool's price; an autoscaling pool costs what is used",
-         fleet(cluster("a", pool("gpu", cls="p", nodes=0, max_nodes=4)), classes=(priced_class("p", "2.50"),)),
+         fleet(cluster("a", exclusive_pool("gpu", cls="p", nodes=0, max_nodes=4)), classes=(priced_class("p", "2.50"),)),
          replicas=2, fleet_cost="5.00 USD/h", idle="-", deployment="5.00 USD/h"),
     Case("the free nodes of a fixed-size pool are idle and still paid",
-         fleet(cluster("a", pool("gpu", cls="p", nodes=3)), classes=(priced_class("p", "2.50"),)),
+         fleet(cluster("a", exclusive_pool("gpu", cls="p", nodes=3)), classes=(priced_class("p", "2.50"),)),
          replicas=1, fleet_cost="7.50 USD/h", idle="5.00 USD/h", deployment="2.50 USD/h"),
     Case("a class without a price is unpriced, never zero",
-         fleet(cluster("a", pool("gpu", cls="free", nodes=2)), classes=(priced_class("free", None),)),
+         fleet(cluster("a", exclusive_pool("gpu", cls="free", nodes=2)), classes=(priced_class("free", None),)),
          replicas=1, fleet_cost="2 unpriced node(s)", idle="1 unpriced node(s)", deployment="1 unpriced node(s)"),
     Case("currencies are kept apart",
-         fleet(cluster("a", pool("x", cls="usd", nodes=1)), cluster("b", pool("y", cls="eur", nodes=1)),
+         fleet(cluster("a", exclusive_pool("x", cls="usd", nodes=1)), cluster("b", exclusive_pool("y", cls="eur", nodes=1)),
                classes=(priced_class("usd", "1.25"), priced_class("eur", "2", "EUR"))),
          replicas=2, fleet_cost="2.00 EUR/h + 1.25 USD/h", idle="-", deployment="2.00 EUR/h + 1.25 USD/h"),
     Case("a short deployment with nothing placed costs nothing",
-         fleet(cluster("a", pool("gpu", cls="p", nodes=0, max_nodes=1)), classes=(priced_class("p", "2.50"),)),
+         fleet(cluster("a", exclusive_pool("gpu", cls="p", nodes=0, max_nodes=1)), classes=(priced_class("p", "2.50"),)),
          replicas=0, fleet_cost="-", idle="-", deployment="-"),
 ]
 

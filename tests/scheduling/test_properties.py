@@ -20,6 +20,7 @@ from modelplane.api import Fleet, InferenceClass, InferenceCluster, ModelDeploym
 from modelplane.api.workload import NodeSelector
 from modelplane.scheduling import Placement, place
 from modelplane.scheduling import plan as plan_with_run
+from modelplane.scheduling.diff import pool_use
 from modelplane.scheduling.explain import Briefing, diagnose
 from tests.builders import (
     cluster,
@@ -93,11 +94,10 @@ def plan(cs: list[InferenceCluster], ds: list[ModelDeployment], previous: Placem
 
 
 def assert_no_pool_overcommitted(cs: list[InferenceCluster], placement: Placement) -> None:
+    """Every pool's need (whole nodes plus what its shared pods need, read from the document) is
+    within its capacity; that the need is enough is test_packing.py's property."""
     capacity = {(c.name, p.name): p.capacity for c in cs for p in c.spec.node_pools}
-    used: dict[tuple[str, str], int] = {}
-    for replica in placement.replicas:
-        for name, nodes in replica.pools().items():
-            used[(replica.cluster, name)] = used.get((replica.cluster, name), 0) + nodes
+    used = pool_use(placement)
     assert all(used[key] <= capacity[key] for key in used), (used, capacity)
 
 

@@ -16,7 +16,19 @@ import pytest
 
 from modelplane.api import Fleet, Workloads
 from modelplane.scheduling import explain, place
-from tests.builders import cluster, deployment, fleet, gpu, klass, member, memory_at_least, pool, request, workloads
+from tests.builders import (
+    cluster,
+    deployment,
+    exclusive_pool,
+    fleet,
+    gpu,
+    klass,
+    member,
+    memory_at_least,
+    pool,
+    request,
+    workloads,
+)
 
 SMALL = klass("small", gpu(memory="23034Mi", count=1, arch="Ada Lovelace"))  # an L4: Leader hardware
 BIG = klass("big", gpu(memory="81559Mi", count=8))  # an H100: Worker hardware
@@ -152,7 +164,7 @@ def test_explain_says_which_fabrics_blocked_the_pairing() -> None:
 ], ids=["two clusters tied", "declared in another order", "ties again after the first removal"])
 def test_scale_down_ties_remove_from_the_later_cluster_name(clusters: dict[str, int], previous: list[str],
                                                             want: list[tuple[str, int]]) -> None:
-    f = fleet(*(cluster(name, pool(nodes=nodes)) for name, nodes in clusters.items()))
+    f = fleet(*(cluster(name, exclusive_pool(nodes=nodes)) for name, nodes in clusters.items()))
     before = place(f, workloads(deployment("m", replicas=len(previous))))
     assert sorted(r.cluster for r in before.replicas) == previous, "the setup is not what the case assumes"
     after = place(f, workloads(deployment("m", replicas=len(want))), before)

@@ -12,7 +12,7 @@ from modelplane.api import Fleet, Workloads
 from modelplane.scheduling import Placement, place
 from modelplane.scheduling.diff import Change, diff
 from modelplane.scheduling.whatif import EditError, apply_edits, parse_edit
-from tests.builders import cluster, deployment, fleet, gang, klass, pool, workloads
+from tests.builders import cluster, deployment, exclusive_pool, fleet, gang, klass, pool, workloads
 from tests.scheduling.test_properties import SETTINGS, clusters, deployments
 from tests.scheduling.test_properties import plan as plan_random
 
@@ -20,8 +20,8 @@ Slot = tuple[str, int]
 
 
 def base_fleet(b_nodes: int = 2) -> Fleet:
-    return fleet(cluster("a", pool("gpu", nodes=2), pool("spare", nodes=1)),
-                 cluster("b", pool("gpu", nodes=b_nodes)),
+    return fleet(cluster("a", exclusive_pool("gpu", nodes=2), exclusive_pool("spare", nodes=1)),
+                 cluster("b", exclusive_pool("gpu", nodes=b_nodes)),
                  classes=(klass("h100"), klass("h100-bis")))
 
 
@@ -55,7 +55,7 @@ CASES = [
     Case("a new pool on a new-to-it class hosts the extra replica of a scale-up",
          ("replicas ml/d=4", "pool b/more class=h100-bis nodes=1"),
          [("create", "ml/d", None, ("a", 1)), ("create", "ml/d", None, ("b", 1))],
-         fleet=fleet(cluster("a", pool("gpu", nodes=2)), cluster("b", pool("gpu", nodes=1)),
+         fleet=fleet(cluster("a", exclusive_pool("gpu", nodes=2)), cluster("b", exclusive_pool("gpu", nodes=1)),
                      classes=(klass("h100"), klass("h100-bis")))),
     Case("scaling down removes from the later cluster on a tie", ("replicas ml/d=1",),
          [("remove", "ml/d", ("b", 0), None)]),
@@ -63,7 +63,7 @@ CASES = [
          [("create", "ml/d", None, ("b", 1))], fleet=base_fleet(b_nodes=1), workloads=base_workloads(replicas=5)),
     Case("a gang needs both nodes of a pool: two more nodes place it",
          ("pool b/gpu nodes=2",), [("create", "ml/g", None, ("b", 0))],
-         fleet=fleet(cluster("b", pool("gpu", nodes=0))), workloads=workloads(deployment("g", gang()))),
+         fleet=fleet(cluster("b", exclusive_pool("gpu", nodes=0))), workloads=workloads(deployment("g", gang()))),
 ]
 
 
