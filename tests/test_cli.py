@@ -22,9 +22,13 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
 
 
 def test_validate_counts_every_kind(capsys: pytest.CaptureFixture[str]) -> None:
-    assert run(capsys, "validate", str(EXAMPLES / "qwen-demo")) == (0, (
-        "ok: 5 manifests (1 InferenceClass, 1 InferenceCluster, 1 InferenceGateway, 1 ModelDeployment, "
-        "1 ModelService)\n"), "")
+    code, out, err = run(capsys, "validate", str(EXAMPLES / "qwen-demo"))
+    assert (code, out) == (0, "ok: 5 manifests (1 InferenceClass, 1 InferenceCluster, 1 InferenceGateway, "
+                              "1 ModelDeployment, 1 ModelService)\n")
+    assert err.endswith("fleet.yaml:54: warning: InferenceGateway fleet: spec.plainHTTP: the fleet gateway serves "
+                        "plain HTTP and reaches the clusters' gateways over plain HTTP: anyone on the path reads prompts "
+                        "and completions, and without auth anyone who reaches it can call every model; a local demo "
+                        "only (set tls and clusterTLS for anything else)\n"), "the demo's plain HTTP is warned about"
 
 
 def test_plan_json_is_the_documented_placement_document(capsys: pytest.CaptureFixture[str]) -> None:

@@ -27,7 +27,7 @@ from modelplane.api.fleet import (
     NodePool,
     Taint,
 )
-from modelplane.api.gateway import CONTROL_CLUSTER, GatewayBackend, InferenceGateway, LoadBalancer
+from modelplane.api.gateway import CONTROL_CLUSTER, CertManager, GatewayBackend, InferenceGateway, LoadBalancer
 from modelplane.api.load import dump_objects, load, load_objects, load_sources
 from modelplane.api.manifests import Fleet, Manifests, Origin, Workloads
 from modelplane.api.problems import ManifestErrors, Problem, Severity
@@ -43,7 +43,7 @@ from modelplane.api.workload import (
 )
 
 __all__ = [
-    "API_VERSION", "CONTROL_CLUSTER", "CacheSource", "Claim", "ClassDevice", "ClusterSource", "DeviceRequest", "Engine",
+    "API_VERSION", "CONTROL_CLUSTER", "CertManager", "CacheSource", "Claim", "ClassDevice", "ClusterSource", "DeviceRequest", "Engine",
     "FabricType", "Fleet", "GatewayBackend", "InferenceClass", "InferenceCluster", "InferenceGateway", "LabelSelector",
     "LoadBalancer",
     "ManifestErrors", "Manifests", "Member", "ModelCache", "ModelDeployment", "ModelEndpoint", "ModelService",

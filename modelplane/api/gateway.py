@@ -28,14 +28,18 @@ to set it or to run in control-cluster mode.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import ipaddress
+import re
 from enum import StrEnum
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, model_validator
+from pydantic import AfterValidator, Field, Strict, WithJsonSchema, model_validator
 
 from modelplane.api.base import (
     API_VERSION,
+    Bool,
     DNSLabel,
     DNSSubdomain,
     FieldError,
@@ -102,17 +106,72 @@ class Traefik(Model):
         return self
 
 
+class IssuerKind(StrEnum):
+    CLUSTER_ISSUER = "ClusterIssuer"
+    ISSUER = "Issuer"
+
+
+class CertManager(Model):
+    issuer: DNSSubdomain
+    """The cert-manager issuer that signs the certificate. cert-manager and the issuer must exist on the cluster:
+    modelplane installs neither."""
+    issuer_kind: IssuerKind = IssuerKind.CLUSTER_ISSUER
+    """`ClusterIssuer` (the default) or `Issuer` (then in modelplane-system)."""
+
+
 class GatewayTLS(Model):
     certificate_secret: DNSSubdomain
     """A `kubernetes.io/tls` Secret in the modelplane-system namespace of the gateway's cluster (the platform team
-    creates it, or cert-manager does): the fleet gateway then listens for HTTPS with that certificate."""
+    creates it, or cert-manager does with `certManager`): the fleet gateway then listens for HTTPS with it."""
+    cert_manager: CertManager | None = None
+    """Have cert-manager keep `certificateSecret`: a cert-manager `Certificate` for the gateway's `hostname`
+    (required then) is rendered beside the Gateway."""
+
+
+_PEM_CERTIFICATE = re.compile(r"-----BEGIN CERTIFICATE-----\s*([A-Za-z0-9+/=\s]+?)-----END CERTIFICATE-----")
+PEM_MAX_LENGTH = 65536
+
+
+def check_pem_certificates(text: str) -> str:
+    """One or more PEM `CERTIFICATE` blocks with base64 bodies, and nothing else but whitespace."""
+    blocks = list(_PEM_CERTIFICATE.finditer(text))
+    rest = _PEM_CERTIFICATE.sub("", text).strip()
+    try:
+        for block in blocks:
+            base64.b64decode("".join(block.group(1).split()), validate=True)
+    except binascii.Error:
+        blocks = []
+    if not blocks or rest:
+        raise ValueError("is not a PEM CA bundle: write one or more -----BEGIN CERTIFICATE----- ... "
+                         "-----END CERTIFICATE----- blocks with base64 bodies and nothing else")
+    return text
+
+
+PEMCertificates = Annotated[str, Strict(), AfterValidator(check_pem_certificates),
+                            WithJsonSchema({"type": "string", "maxLength": PEM_MAX_LENGTH}),
+                            Field(max_length=PEM_MAX_LENGTH)]
+
+
+class ClusterTLS(GatewayTLS):
+    """TLS on the hop from the fleet gateway to each workload cluster's inference Gateway."""
+
+    certificate_secret: DNSSubdomain
+    """A `kubernetes.io/tls` Secret in modelplane-system on every workload cluster (same name on each; cert-manager
+    keeps it with `certManager`): that cluster's inference Gateway listens for HTTPS on 443 with it. Its certificate
+    must be valid for `<cluster>.<domain>`."""
+    domain: DNSSubdomain
+    """Each cluster's gateway is known as `<cluster>.<domain>` on the hop: the name the fleet gateway sends as SNI and
+    checks the cluster's certificate against (it need not resolve: the fleet gateway dials the cluster's address)."""
+    ca_certificates: PEMCertificates | None = None
+    """The PEM CA bundle that signs the clusters' certificates (public data, like a webhook's caBundle); the fleet
+    gateway trusts only it. Without it, the system's well-known CAs."""
 
 
 class GatewayAuth(Model):
     api_keys_secret: DNSSubdomain
     """An Opaque Secret in the modelplane-system namespace of the gateway's cluster whose every key is a client id
     and value its API key; requests must send `Authorization: Bearer <key>` (Envoy Gateway's SecurityPolicy
-    apiKeyAuth). EnvoyGateway backend only."""
+    apiKeyAuth). EnvoyGateway backend only: Traefik Proxy has no API-key middleware."""
 
 
 class InferenceGatewaySpec(Model):
@@ -124,25 +183,53 @@ class InferenceGatewaySpec(Model):
     the path per backend). Defaults to EnvoyGateway."""
     traefik: Traefik | None = None
     """Traefik's chart version and load balancer; only with `backend: Traefik`."""
-    port: bounded(1, 65535) = 80
-    """The port the fleet gateway listens on. Defaults to 80."""
+    port: bounded(1, 65535) | None = None
+    """The port the fleet gateway listens on. Defaults to 443 with `tls`, 80 with `plainHTTP`."""
     hostname: DNSSubdomain | None = None
-    """Optional DNS name the gateway answers on; without it, any host."""
+    """Optional DNS name the gateway answers on; without it, any host. Required with `tls.certManager`."""
     tls: GatewayTLS | None = None
-    """Serve HTTPS with the certificate in this Secret (then set port: 443). Without it the gateway serves plain HTTP.
-    With tls or auth, the gateway takes routes only from the namespaces of the ModelServices. EnvoyGateway only."""
+    """Serve HTTPS with the certificate in this Secret. Required unless `plainHTTP: true`."""
+    cluster_tls: ClusterTLS | None = Field(default=None, alias="clusterTLS")
+    """Reach each workload cluster's gateway over TLS (its certificate, the name it is checked against, the CA).
+    Required unless `plainHTTP: true`."""
+    plain_http: Bool = Field(default=False, alias="plainHTTP")
+    """Serve plain HTTP and reach the clusters over plain HTTP, without `tls` and `clusterTLS`: a local demo only
+    (anyone on the path reads the traffic); compose warns (`plain-http-gateway`). Defaults to false."""
     auth: GatewayAuth | None = None
-    """Require an API key on every request. Without it anyone who reaches the gateway can call every model.
-    EnvoyGateway only."""
+    """Require an API key on every request. Without it anyone who reaches the gateway can call every model
+    (compose warns: `unauthenticated-gateway`). EnvoyGateway only."""
 
     @model_validator(mode="after")
     def _traefik_with_its_backend(self) -> InferenceGatewaySpec:
         if self.traefik is not None and self.backend is not GatewayBackend.TRAEFIK:
             raise FieldError(("traefik",), f"traefik is only allowed when backend is Traefik, not {self.backend}")
-        for name, value in (("tls", self.tls), ("auth", self.auth)):
-            if value is not None and self.backend is not GatewayBackend.ENVOY_GATEWAY:
-                raise FieldError((name,), f"{name} is only built for backend EnvoyGateway, not {self.backend}")
+        if self.auth is not None and self.backend is not GatewayBackend.ENVOY_GATEWAY:
+            raise FieldError(("auth", "apiKeysSecret"), "API keys need backend EnvoyGateway (its SecurityPolicy "
+                             "apiKeyAuth): Traefik Proxy has no API-key middleware; set backend: EnvoyGateway or "
+                             "remove auth")
         return self
+
+    @model_validator(mode="after")
+    def _secure_unless_plain_http(self) -> InferenceGatewaySpec:
+        for field, value in (("tls", self.tls), ("clusterTLS", self.cluster_tls)):
+            if self.plain_http and value is not None:
+                raise FieldError((field,), f"{field} contradicts plainHTTP: true; remove one of them")
+            if not self.plain_http and value is None:
+                raise FieldError((field,), f"{field} is required: {SECURE_BY_DEFAULT[field]}, or set plainHTTP: true "
+                                 "for a local demo (plain HTTP on both hops, with a warning)")
+        if self.tls is not None and self.tls.cert_manager is not None and self.hostname is None:
+            raise FieldError(("hostname",), "hostname is required with tls.certManager: it is the DNS name of the "
+                             "certificate cert-manager issues")
+        return self
+
+
+SECURE_BY_DEFAULT = {
+    "tls": "the fleet gateway serves HTTPS; name its certificate's Secret (tls.certificateSecret, optionally kept by "
+           "cert-manager: tls.certManager.issuer)",
+    "clusterTLS": "the fleet gateway reaches each cluster's gateway over TLS; name the clusters' certificate Secret "
+                   "and the domain they are known under (clusterTLS.certificateSecret, clusterTLS.domain, and "
+                   "clusterTLS.caCertificates for a private CA)"}
+"""Why each of `tls` and `clusterTLS` is required, in the error that says it is missing."""
 
 
 class InferenceGatewayStatus(Model):
@@ -163,6 +250,11 @@ class InferenceGateway(Named, Model):
         """The InferenceCluster the gateway runs on, or `CONTROL_CLUSTER` without `spec.cluster` (the
         loader accepts that only when told a control cluster exists)."""
         return self.spec.cluster or CONTROL_CLUSTER
+
+    @property
+    def port(self) -> int:
+        """The port the fleet gateway listens on: `spec.port`, else 443 with `tls` and 80 with `plainHTTP`."""
+        return self.spec.port or (443 if self.spec.tls else 80)
 
     @property
     def traefik(self) -> Traefik:

@@ -34,7 +34,7 @@ from modelplane.compose.stack import Addon
 from modelplane.compose.workloads import engine_objects
 from modelplane.scheduling import Placement
 
-KIND_ORDER = ("Namespace", "GatewayClass", "Gateway", "SecurityPolicy", "Secret", "ServiceAccount", "Role",
+KIND_ORDER = ("Namespace", "GatewayClass", "Certificate", "Gateway", "SecurityPolicy", "Secret", "ServiceAccount", "Role",
               "RoleBinding", "ConfigMap", "PersistentVolumeClaim", "Job", "ResourceClaimTemplate", "Deployment",
               "LeaderWorkerSet", "Service", "EndpointSlice", "BackendTLSPolicy", "InferencePool", "Backend", "HTTPRoute")
 
@@ -86,7 +86,7 @@ def _render(manifests: Manifests, placement: Placement, settings: Settings, give
                                                                 manifests.workloads, secrets)
     addresses = {cluster.name: given.get(cluster.name) or routing.address_placeholder(cluster.name)
                  for cluster in fleet.clusters}
-    endpoints = [routing.endpoint_view(ctx, addresses[ctx.cluster]) for ctx in contexts]
+    endpoints = [routing.endpoint_view(ctx, addresses[ctx.cluster], fleet.gateway) for ctx in contexts]
     gateway, found = fleet_gateway(manifests, contexts, addresses, objects)
     addons = {cluster.name: gateways.cluster_stack(cluster, settings, fleet.gateway) for cluster in fleet.clusters}
     if fleet.gateway is not None and fleet.gateway.host == CONTROL_CLUSTER:
@@ -113,12 +113,12 @@ def replica_objects(contexts: list[ReplicaContext], objects: dict[str, list[dict
 def manifest_findings(manifests: Manifests, settings: Settings, secrets: Collection[SecretKey]) -> list[Finding]:
     """The warnings that do not depend on the placement: every prefill/decode deployment's (placed or
     not), where ModelCache volumes have no ReadWriteMany class, selectors no published device
-    satisfies, Secrets engines read that the stack does not create."""
+    satisfies, Secrets engines read that the stack does not create, what the fleet gateway leaves open."""
     pairs = [d for d in manifests.workloads.deployments if d.spec.serving.mode is ServingMode.PREFILL_DECODE]
     return [*(Finding(deployment, loc, message, code) for deployment in pairs
               for loc, message, code in prefill_decode.warnings(deployment)),
             *cache.storage_findings(manifests, settings), *selectors.unsatisfiable(manifests),
-            *compose_secrets.findings(manifests.workloads, secrets)]
+            *compose_secrets.findings(manifests.workloads, secrets), *gateways.security_warnings(manifests.fleet.gateway)]
 
 
 def cache_objects(manifests: Manifests, settings: Settings, objects: dict[str, list[dict]]) -> None:

@@ -3,7 +3,8 @@
 Invariants:
 - Each placed replica has a ModelEndpoint (same shape as a user's) named after the replica, with
   the deployment's labels plus `modelplane.ai/deployment|cluster|replica-index`, URL
-  `http://<cluster gateway address>/<namespace>/<replica>/` and rewritePath `/<namespace>/<replica>/`
+  `http[s]://<cluster gateway address>/<namespace>/<replica>/` (https with the InferenceGateway's
+  `clusterTLS`) and rewritePath `/<namespace>/<replica>/`
   (its own route on its cluster, `serving.replica_route`). A cluster whose address is not given gets
   `address_placeholder(cluster)` in exactly the leaf strings that hold it: inside the endpoint's
   `url`, and as the address of the fleet gateway's objects that reach the cluster
@@ -14,6 +15,8 @@ Invariants:
   target's weight. The targets are each workload cluster that runs a selected replica, through its
   gateway's address, and each selected external endpoint. The objects are the backend's
   (`compose.gateways`: Envoy Gateway or Traefik); this module decides only what they carry.
+- The hop to a cluster is plain HTTP on port 80 only with `plainHTTP`; with `clusterTLS` it is TLS
+  on 443, the cluster's gateway checked as `<cluster>.<clusterTLS.domain>` (`gateways.tls`).
 - A cluster target's path is `/`, so `/<ns>/<service>/v1/chat/completions` arrives as
   `/v1/chat/completions`; an external target's path is its API root (rewritePath, else its URL's
   path). A backend that cannot rewrite the path per backendRef (Envoy Gateway) rewrites to `/` for
@@ -50,9 +53,8 @@ from urllib.parse import urlsplit
 from modelplane.api import API_VERSION, InferenceGateway, ModelEndpoint, ModelService
 from modelplane.compose import gateways, names, prefill_decode, serving, weights
 from modelplane.compose.findings import Finding
-from modelplane.compose.gateways import Destination
+from modelplane.compose.gateways import TLS, Destination
 from modelplane.compose.replica import ReplicaContext
-from modelplane.compose.stack import GATEWAY_PORT
 
 SERVICE_DOMAIN = "modelplane.internal"
 """Parent of every service host: `.internal` is reserved for private use and never resolves publicly."""
@@ -73,12 +75,13 @@ def service_host(namespace: str, service: str) -> str:
     return f"{service}.{namespace}.{SERVICE_DOMAIN}"
 
 
-def endpoint_view(ctx: ReplicaContext, address: str) -> dict:
-    """The ModelEndpoint of one placed replica."""
+def endpoint_view(ctx: ReplicaContext, address: str, gateway: InferenceGateway | None) -> dict:
+    """The ModelEndpoint of one placed replica: `https` on its cluster's gateway with `clusterTLS`."""
     path = serving.replica_path(ctx.namespace, ctx.name)
+    scheme = "https" if gateways.tls.cluster_tls(gateway, ctx.cluster) else "http"
     return {"apiVersion": API_VERSION, "kind": "ModelEndpoint",
             "metadata": {"name": ctx.name, "namespace": ctx.namespace, "labels": endpoint_labels(ctx)},
-            "spec": {"url": f"http://{address}{path}", "rewritePath": path}}
+            "spec": {"url": f"{scheme}://{address}{path}", "rewritePath": path}}
 
 
 def endpoint_labels(endpoint: Endpoint) -> dict[str, str]:
@@ -117,7 +120,7 @@ def fleet_objects(gateway: InferenceGateway, services: Sequence[ModelService], e
     `addresses` holds every cluster's gateway address (or its placeholder).
     """
     backend = gateways.backend(gateway)
-    fleet = [backend.gateway_object(gateway, [s.namespace for s in services]), *backend.gateway_policies(gateway)]
+    fleet = gateways.gateway_objects(gateway, [s.namespace for s in services])
     clusters: dict[str, list[dict]] = {}
     findings: list[Finding] = []
     for service in services:
@@ -130,7 +133,7 @@ def fleet_objects(gateway: InferenceGateway, services: Sequence[ModelService], e
                                     "published on the fleet gateway until one of its selectors matches",
                                     "service-empty"))
             continue
-        targets = service_targets(service, selected, addresses)
+        targets = service_targets(gateway, service, selected, addresses)
         leaf_weights = weights.integer_weights([target.shares for target in targets])
         fleet += backend.service_objects(service, [target.destination for target in targets],
                                          [sum(leaves) for leaves in leaf_weights])
@@ -142,7 +145,7 @@ def fleet_objects(gateway: InferenceGateway, services: Sequence[ModelService], e
     return fleet, clusters, findings
 
 
-def service_targets(service: ModelService, selected: list[tuple[Endpoint, Fraction]],
+def service_targets(gateway: InferenceGateway, service: ModelService, selected: list[tuple[Endpoint, Fraction]],
                     addresses: Mapping[str, str]) -> list[Target]:
     """The service's targets, sorted by what they reach then Host."""
     targets = [external_target(endpoint, share) for endpoint, share in selected
@@ -152,7 +155,8 @@ def service_targets(service: ModelService, selected: list[tuple[Endpoint, Fracti
         if isinstance(endpoint, ReplicaContext):
             by_cluster.setdefault(endpoint.cluster, []).append((endpoint, share))
     for cluster, replicas in by_cluster.items():
-        targets += cluster_targets(service, cluster, replicas, addresses[cluster])
+        tls = gateways.tls.cluster_tls(gateway, cluster)
+        targets += cluster_targets(service, cluster, replicas, addresses[cluster], tls)
     return sorted(targets, key=lambda target: (target.destination.backend, target.destination.host))
 
 
@@ -160,14 +164,15 @@ def external_target(endpoint: ModelEndpoint, share: Fraction) -> Target:
     url = urlsplit(endpoint.spec.url)
     host, https = url.hostname or "", url.scheme == "https"
     name = names.name("external", endpoint.name)
-    return Target(Destination(name, name, host, url.port or (443 if https else 80), https, host, api_root(endpoint)),
-                  (share,))
+    return Target(Destination(name, name, host, url.port or (443 if https else 80), TLS(host) if https else None, host,
+                              api_root(endpoint)), (share,))
 
 
 def cluster_targets(service: ModelService, cluster: str, replicas: list[tuple[ReplicaContext, Fraction]],
-                    address: str) -> list[Target]:
+                    address: str, tls: TLS | None) -> list[Target]:
     """The targets on one cluster: its selected replicas behind the service host, except that a
-    PrefillDecode replica sharing the cluster with others gets a Host (and route) of its own."""
+    PrefillDecode replica sharing the cluster with others gets a Host (and route) of its own; over
+    `tls` (`clusterTLS`) on the cluster's HTTPS port."""
     backend = names.name("gateway", cluster)
     host = service_host(service.namespace, service.name)
     split = len(replicas) > 1
@@ -179,7 +184,7 @@ def cluster_targets(service: ModelService, cluster: str, replicas: list[tuple[Re
     for name, group_host, route, group in groups:
         refs, shares = leaves(group)
         if refs:
-            destination = Destination(name, backend, address, GATEWAY_PORT, False, group_host, "/")
+            destination = Destination(name, backend, address, gateways.tls.cluster_port(tls), tls, group_host, "/")
             targets.append(Target(destination, shares, refs, cluster, route))
     return targets
 

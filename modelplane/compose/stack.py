@@ -93,9 +93,11 @@ class Addon:
 
 
 def serving_stack(cluster: InferenceCluster, settings: Settings, before: tuple[Addon, ...] = (),
-                  after: tuple[Addon, ...] = ()) -> tuple[Addon, ...]:
+                  after: tuple[Addon, ...] = (), inference_gateway: tuple[dict, ...] = ()) -> tuple[Addon, ...]:
     """The cluster's add-ons; `before` go first (Envoy Gateway waits for them) and `after` last: the
-    fleet gateway's, on the cluster that hosts it (`gateways.cluster_stack`)."""
+    fleet gateway's, on the cluster that hosts it (`gateways.cluster_stack`). `inference_gateway`: the
+    cluster's inference Gateway and what it needs, when the fleet gateway reaches it over TLS
+    (`gateways.tls.cluster_gateway_objects`); else the plain-HTTP one."""
     inference_crds = Addon(
         name="gateway-api-inference-extension-crds", chart="", repository="", namespace="",
         version=settings.inference_extension_version,
@@ -123,7 +125,8 @@ def serving_stack(cluster: InferenceCluster, settings: Settings, before: tuple[A
                         "kubeletPlugin": {"tolerations": [dict(GPU_TOLERATION)]}},
                 depends_on=(nfd.name,))
     gateway = Addon(name="inference-gateway", chart="", repository="", version="", namespace=SYSTEM_NAMESPACE,
-                    objects=(namespace(SYSTEM_NAMESPACE), gateway_class(), gateway_object(INFERENCE_GATEWAY, GATEWAY_PORT)),
+                    objects=(namespace(SYSTEM_NAMESPACE), gateway_class(),
+                             *(inference_gateway or (gateway_object(INFERENCE_GATEWAY, GATEWAY_PORT),))),
                     depends_on=(envoy_gateway.name,))
     return (*before, inference_crds, envoy_gateway, ai_gateway_crds, ai_gateway, lws, nfd, dra, gateway, *after)
 
@@ -176,6 +179,12 @@ def namespace(name: str) -> dict:
     return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "labels": names.managed()}}
 
 
+def namespaces_named(namespaces: Sequence[str]) -> dict:
+    """The label selector of exactly these namespaces (by their `kubernetes.io/metadata.name` label)."""
+    return {"matchExpressions": [{"key": "kubernetes.io/metadata.name", "operator": "In",
+                                  "values": sorted(set(namespaces))}]}
+
+
 def gateway_class(name: str = GATEWAY_CLASS, controller: str = ENVOY_GATEWAY_CONTROLLER) -> dict:
     return {"apiVersion": "gateway.networking.k8s.io/v1", "kind": "GatewayClass",
             "metadata": {"name": name, "labels": names.managed()},
@@ -183,14 +192,11 @@ def gateway_class(name: str = GATEWAY_CLASS, controller: str = ENVOY_GATEWAY_CON
 
 
 def gateway_object(name: str, port: int, hostname: str | None = None, *, gateway_class: str = GATEWAY_CLASS,
-                   listener: str = "http", certificate: str | None = None,
-                   namespaces: Sequence[str] | None = None) -> dict:
+                   listener: str = "http", certificate: str | None = None, selector: dict | None = None) -> dict:
     """A Gateway in the system namespace with one listener: HTTPS with the `certificate` Secret when
-    given, else HTTP; taking routes from `namespaces` only when given, else from every namespace."""
-    allowed: dict[str, Any] = {"from": "All"}
-    if namespaces is not None:
-        allowed = {"from": "Selector", "selector": {"matchExpressions": [
-            {"key": "kubernetes.io/metadata.name", "operator": "In", "values": sorted(set(namespaces))}]}}
+    given, else HTTP; taking routes only from the namespaces `selector` (a label selector) matches
+    when given, else from every namespace."""
+    allowed: dict[str, Any] = {"from": "Selector", "selector": selector} if selector is not None else {"from": "All"}
     spec: dict[str, Any] = {"name": listener, "protocol": "HTTPS" if certificate else "HTTP", "port": port,
                             "allowedRoutes": {"namespaces": allowed}}
     if certificate:

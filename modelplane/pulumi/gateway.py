@@ -6,7 +6,8 @@ caller passes its provider and its stack of the backend's add-ons (`fleet.contro
 The component registers the fleet `Gateway` (the gateway backend's object, `compose.gateways`: Envoy
 Gateway's `modelplane` class or Traefik's `traefik` class; on the gateway cluster's provider, after
 that cluster's serving stack, which installs the backend) and exposes its address and each
-ModelService's URL: `http[s]://<hostname or address>[:port]/<namespace>/<service>/`, under which the
+ModelService's URL: `https://<hostname or address>[:port]/<namespace>/<service>/` (`http://` with
+`plainHTTP`), under which the
 OpenAI paths (`/v1/chat/completions`, `/v1/models`, ...) pass through. The ModelService routes and
 what they point at depend on the placement, so `workloads.register_placed` registers them as
 children of this component. A service whose selectors match no endpoint keeps its URL but answers
@@ -32,7 +33,7 @@ from modelplane.pulumi.names import manifest_name
 
 class InferenceGatewayArgs(TypedDict):
     gateway: GatewayManifest
-    """The validated InferenceGateway manifest (cluster, backend, port, optional hostname)."""
+    """The validated InferenceGateway manifest (cluster, backend, port, hostname, tls or plainHTTP)."""
     services: Sequence[ModelService]
     """The fleet's ModelServices, each published at `/<namespace>/<name>/`."""
     provider: k8s.Provider
@@ -65,7 +66,7 @@ class InferenceGateway(pulumi.ComponentResource):
             parent=self, provider=args["provider"], depends_on=list(args["after"]), deleted_with=args.get("anchor")))
         self.address = self.gateway.address()
         scheme = "https" if spec.tls else "http"
-        port = "" if spec.port == {"http": 80, "https": 443}[scheme] else f":{spec.port}"
+        port = "" if manifest.port == {"http": 80, "https": 443}[scheme] else f":{manifest.port}"
         paths = {f"{s.namespace}/{s.name}": replica_path(s.namespace, s.name) for s in args["services"]}
         host = pulumi.Output.from_input(spec.hostname) if spec.hostname else self.address
         self.urls = host.apply(lambda at: {key: f"{scheme}://{at}{port}{path}" for key, path in sorted(paths.items())})

@@ -218,7 +218,7 @@ GATEWAY = yaml.safe_load("""
 apiVersion: modelplane.ai/v1alpha1
 kind: InferenceGateway
 metadata: {name: default}
-spec: {cluster: east}
+spec: {cluster: east, plainHTTP: true}
 """)
 SERVICE = yaml.safe_load("""
 apiVersion: modelplane.ai/v1alpha1
@@ -322,8 +322,14 @@ BAD = [
     Bad("traefik settings on an Envoy Gateway", GATEWAY, _set("spec.traefik", {"version": "40.2.0"}),
         "traefik is only allowed when backend is Traefik", "traefik is only allowed when backend is Traefik"),
     Bad("MetalLB without its address pool", GATEWAY, _set("spec", {"cluster": "east", "backend": "Traefik",
-        "traefik": {"loadBalancer": "MetalLB"}}), "metallb.addressPool is set exactly when loadBalancer is MetalLB",
+        "plainHTTP": True, "traefik": {"loadBalancer": "MetalLB"}}), "metallb.addressPool is set exactly when loadBalancer is MetalLB",
         "metallb.addressPool is required when loadBalancer is MetalLB"),
+    Bad("a gateway that asks neither for HTTPS nor for plain HTTP", GATEWAY, _set("spec", {"cluster": "east"}),
+        "tls is required unless plainHTTP is true", "spec.tls: tls is required"),
+    Bad("a certificate beside plainHTTP", GATEWAY, _set("spec.tls", {"certificateSecret": "fleet-cert"}),
+        "tls is required unless plainHTTP is true, and contradicts it", "tls contradicts plainHTTP: true"),
+    Bad("API keys on Traefik", GATEWAY, _set("spec", {"cluster": "east", "backend": "Traefik", "plainHTTP": True,
+        "auth": {"apiKeysSecret": "keys"}}), "API keys need backend EnvoyGateway", "API keys need backend EnvoyGateway"),
     Bad("a service endpoint that selects nothing", SERVICE, _set("spec.endpoints.0.selector.matchLabels", {}),
         "matchLabels must name at least one label", "matchLabels must name at least one label"),
 ]

@@ -107,6 +107,7 @@ metadata:
   name: fleet
 spec:
   cluster: gke-a
+  plainHTTP: true
 """
 
 SERVICE = """\

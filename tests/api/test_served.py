@@ -81,7 +81,7 @@ def test_the_result_does_not_depend_on_the_order_the_server_lists_in() -> None:
                          ids=["a named cluster", "no spec.cluster: the control cluster the objects came from"])
 def test_a_gateway_from_the_control_cluster_runs_where_its_spec_says(spec: dict[str, Any], host: str) -> None:
     items = recorded_items()
-    next(item for item in items if item["kind"] == "InferenceGateway")["spec"] = spec
+    next(item for item in items if item["kind"] == "InferenceGateway")["spec"] = {**spec, "plainHTTP": True}
     served = load_served(items, "control cluster", strict=False)
     assert served.manifests.fleet.gateway is not None and served.manifests.fleet.gateway.host == host
     assert ("InferenceGateway", "", "default") not in served.skipped

@@ -54,12 +54,14 @@ spec:
     loadBalancer: MetalLB
     metallb:
       addressPool: "172.18.255.200-172.18.255.250"
+  plainHTTP: true
 """
 
 
 def gateway(spec: str, name: str = "default", status: str = "") -> str:
+    """A gateway with `spec`, plus `plainHTTP: true`: upstream's plain-HTTP gateway must say so here."""
     return (f"apiVersion: modelplane.ai/v1alpha1\nkind: InferenceGateway\nmetadata:\n  name: {name}\n"
-            f"spec:\n{spec}{status}")
+            f"spec:\n{spec}  plainHTTP: true\n{status}")
 
 
 def report(files: dict[str, str], strict: bool = False, control_cluster: bool = False) -> list[str]:

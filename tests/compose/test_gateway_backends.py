@@ -29,8 +29,10 @@ OPENAI_ROOT = external("groq", "https://api.groq.com/openai/", GROQ, rewrite="/o
 CHAT_HOST = service_host("ml", "chat")
 
 
-def fleet(backend: str = "Traefik", traefik_spec: dict[str, Any] | None = None, cluster: str = "gpu-a") -> Fleet:
-    spec: dict[str, Any] = {"cluster": cluster, "backend": backend}
+def fleet(backend: str = "Traefik", traefik_spec: dict[str, Any] | None = None, cluster: str = "gpu-a",
+          security: dict[str, Any] | None = None) -> Fleet:
+    """A fleet whose gateway runs on `backend`; plain HTTP unless `security` gives its tls, clusterTLS and auth."""
+    spec: dict[str, Any] = {"cluster": cluster, "backend": backend, **(security or {"plainHTTP": True})}
     if traefik_spec is not None:
         spec["traefik"] = traefik_spec
     gateway = InferenceGateway.model_validate({"apiVersion": "modelplane.ai/v1alpha1", "kind": "InferenceGateway",

@@ -296,8 +296,10 @@ def test_an_external_endpoint_is_an_fqdn_backend_with_tls_and_its_own_host() -> 
     rendered = compose(services=(service("chat", (HOSTED, 1)),),
                        endpoints=(external("hosted", "https://api.example.com/openai/", HOSTED),))
     assert find(rendered.gateway, "Backend", "hosted")["spec"] == {
-        "endpoints": [{"fqdn": {"hostname": "api.example.com", "port": 443}}],
-        "tls": {"wellKnownCACertificates": "System"}}
+        "endpoints": [{"fqdn": {"hostname": "api.example.com", "port": 443}}]}
+    assert find(rendered.gateway, "BackendTLSPolicy", "hosted")["spec"] == {
+        "targetRefs": [{"group": "gateway.envoyproxy.io", "kind": "Backend", "name": "external-hosted"}],
+        "validation": {"hostname": "api.example.com", "wellKnownCACertificates": "System"}}
     assert fleet_route(rendered)["spec"]["rules"][0]["filters"] == [{"type": "URLRewrite", "urlRewrite": {
         "path": {"type": "ReplacePrefixMatch", "replacePrefixMatch": "/openai/"}, "hostname": "api.example.com"}}]
     assert codes(rendered) == []
@@ -306,7 +308,7 @@ def test_an_external_endpoint_is_an_fqdn_backend_with_tls_and_its_own_host() -> 
 def test_the_path_warning_names_the_endpoint_and_the_fix() -> None:
     rendered = compose(deployment("qwen"), services=(service("chat", (QWEN, 1), (HOSTED, 1)),),
                        endpoints=(external("hosted", "https://api.example.com/v1/", HOSTED),))
-    [warning] = rendered.warnings
+    [warning] = [w for w in rendered.warnings if w.code != "plain-http-gateway"]
     assert warning.code == "per-backend-path-rewrite"
     assert "hosted (/v1/)" in warning.message and "Envoy Gateway cannot rewrite the path per backend" in warning.message
     assert "url: https://host/ with rewritePath: /" in warning.message and "ModelService of its own" in warning.message

@@ -1,8 +1,10 @@
-"""The secured fleet gateway on Envoy Gateway: `tls` makes the listener HTTPS with the named
-certificate, `auth` adds a SecurityPolicy that requires an API key of the named Secret, and either
-restricts the routes to the namespaces of the ModelServices. Every object validates against the
-published CRDs (Gateway API v1.5.1, Envoy Gateway v1.7.0 SecurityPolicy); without them the
-gateway is what it was (plain HTTP, routes from every namespace)."""
+"""The secured fleet gateway, secure by default: `tls` makes the listener HTTPS with the named
+certificate (cert-manager keeps it with `tls.certManager`), `clusterTLS` makes each workload
+cluster's inference Gateway HTTPS and the fleet gateway's backends TLS (a BackendTLSPolicy checking
+`<cluster>.<domain>` against the fleet's CA), `auth` adds a SecurityPolicy requiring an API key;
+routes come only from the namespaces that own them. Plain HTTP only with `plainHTTP: true`, warned
+about. Every object validates against the published CRDs (Gateway API v1.5.1, Envoy Gateway v1.7.0
+SecurityPolicy and v1.9.0 Backend, cert-manager v1.21.1 Certificate)."""
 
 from __future__ import annotations
 
@@ -11,24 +13,33 @@ from pathlib import Path
 import pytest
 
 from modelplane.api import ManifestErrors, load_sources
-from modelplane.compose import render
+from modelplane.compose import Rendered, render
 from modelplane.scheduling import place
 from tests.compose.helpers import find
 from tests.compose.schemas import problems
 
 EXAMPLE = Path(__file__).parent.parent.parent / "examples" / "qwen-demo"
-SECURED = ("  cluster: starter\n  port: 443\n  tls: {certificateSecret: fleet-cert}\n"
-           "  auth: {apiKeysSecret: fleet-keys}\n")
+PLAIN = "  plainHTTP: true"
+CA = ("|\n      -----BEGIN CERTIFICATE-----\n      MIIBszCCAVmgAwIBAgIUW2Fb\n"
+      "      -----END CERTIFICATE-----\n")
+SECURED = f"  port: 443\n  tls: {{certificateSecret: fleet-cert}}\n  auth: {{apiKeysSecret: fleet-keys}}\n"
+HOP = ("  clusterTLS:\n    certificateSecret: cluster-cert\n    domain: clusters.example.com\n"
+       f"    caCertificates: {CA}")
+CERT_MANAGER = ("  hostname: models.example.com\n  tls: {certificateSecret: fleet-cert, certManager: {issuer: letsencrypt}}\n"
+                "  clusterTLS:\n    certificateSecret: cluster-cert\n    domain: clusters.example.com\n"
+                "    certManager: {issuer: fleet-ca, issuerKind: Issuer}\n")
 
 
-def fleet_gateway(spec: str = "  cluster: starter\n") -> tuple[dict, ...]:
-    sources = [(str(p), p.read_text().replace("  cluster: starter\n", spec)) for p in sorted(EXAMPLE.glob("*.yaml"))]
+def rendered(security: str = PLAIN, backend: str = "") -> Rendered:
+    """qwen-demo with its gateway's `plainHTTP: true` line replaced by `security` (and a backend line)."""
+    line = next(line for line in (EXAMPLE / "fleet.yaml").read_text().splitlines() if line.startswith(PLAIN))
+    sources = [(str(p), p.read_text().replace(line + "\n", backend + security)) for p in sorted(EXAMPLE.glob("*.yaml"))]
     manifests = load_sources(sources)
-    return render(manifests, place(manifests.fleet, manifests.workloads)).gateway
+    return render(manifests, place(manifests.fleet, manifests.workloads))
 
 
 def test_a_secured_gateway_listens_for_https_on_the_named_certificate_for_the_services_namespaces() -> None:
-    listener = find(fleet_gateway(SECURED), "Gateway")["spec"]["listeners"][0]
+    listener = find(rendered(SECURED + HOP).gateway, "Gateway")["spec"]["listeners"][0]
     assert listener == {
         "name": "http", "protocol": "HTTPS", "port": 443, "tls": {
             "mode": "Terminate", "certificateRefs": [{"kind": "Secret", "name": "fleet-cert"}]},
@@ -36,33 +47,112 @@ def test_a_secured_gateway_listens_for_https_on_the_named_certificate_for_the_se
             {"key": "kubernetes.io/metadata.name", "operator": "In", "values": ["ml-team"]}]}}}}
 
 
+def test_the_port_defaults_to_443_with_tls() -> None:
+    objects = rendered(SECURED.replace("  port: 443\n", "") + HOP).gateway
+    assert find(objects, "Gateway")["spec"]["listeners"][0]["port"] == 443
+
+
 def test_auth_requires_an_api_key_of_the_named_secret_on_the_fleet_gateway() -> None:
-    policy = find(fleet_gateway(SECURED), "SecurityPolicy")
+    policy = find(rendered(SECURED + HOP).gateway, "SecurityPolicy")
     assert (policy["metadata"]["namespace"], policy["spec"]["targetRefs"]) == (
         "modelplane-system", [{"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": "fleet"}])
     assert policy["spec"]["apiKeyAuth"]["credentialRefs"] == [{"kind": "Secret", "name": "fleet-keys"}]
     assert policy["spec"]["apiKeyAuth"]["extractFrom"] == [{"headers": ["Authorization"]}]
 
 
-@pytest.mark.parametrize("spec", [SECURED, "  cluster: starter\n"])
-def test_every_gateway_object_validates_against_its_crd(spec: str) -> None:
-    assert {f"{m['kind']}/{m['metadata']['name']}": problems(m) for m in fleet_gateway(spec)} == {
-        f"{m['kind']}/{m['metadata']['name']}": [] for m in fleet_gateway(spec)}
+def test_the_hop_to_each_cluster_is_tls_checked_against_its_name_and_the_fleets_ca() -> None:
+    out = rendered(SECURED + HOP)
+    backend = find(out.gateway, "Backend", "gateway-starter")
+    assert backend["spec"]["endpoints"] == [{"fqdn": {"hostname": "starter.gateway-address.modelplane.invalid",
+                                                       "port": 443}}]
+    policy = find(out.gateway, "BackendTLSPolicy", "gateway-starter")
+    assert (policy["metadata"]["namespace"], policy["spec"]) == ("ml-team", {
+        "targetRefs": [{"group": "gateway.envoyproxy.io", "kind": "Backend", "name": "gateway-starter"}],
+        "validation": {"hostname": "starter.clusters.example.com",
+                       "caCertificateRefs": [{"group": "", "kind": "ConfigMap", "name": "modelplane-clusters-ca"}]}})
+    ca = find(out.gateway, "ConfigMap", "modelplane-clusters-ca")
+    assert (ca["metadata"]["namespace"], ca["data"]["ca.crt"].splitlines()[0]) == ("ml-team", "-----BEGIN CERTIFICATE-----")
+    assert [e["spec"]["url"] for e in out.endpoints] == [
+        "https://starter.gateway-address.modelplane.invalid/ml-team/qwen-demo-starter-0/"]
 
 
-def test_without_tls_or_auth_the_gateway_is_unchanged() -> None:
-    objects = fleet_gateway()
-    assert [m["kind"] for m in objects if m["kind"] == "SecurityPolicy"] == []
-    assert find(objects, "Gateway")["spec"]["listeners"][0] == {
+def test_each_clusters_inference_gateway_serves_https_to_the_namespaces_modelplane_manages() -> None:
+    [addon] = [a for a in rendered(SECURED + HOP).addons["starter"] if a.name == "inference-gateway"]
+    listener = find(list(addon.objects), "Gateway", "inference")["spec"]["listeners"][0]
+    assert listener == {
+        "name": "http", "protocol": "HTTPS", "port": 443, "tls": {
+            "mode": "Terminate", "certificateRefs": [{"kind": "Secret", "name": "cluster-cert"}]},
+        "allowedRoutes": {"namespaces": {"from": "Selector", "selector": {
+            "matchLabels": {"app.kubernetes.io/managed-by": "modelplane"}}}}}
+
+
+def test_cert_manager_keeps_both_certificates_for_their_names() -> None:
+    out = rendered(CERT_MANAGER)
+    fleet = find(out.gateway, "Certificate", "fleet-cert")["spec"]
+    assert fleet == {"secretName": "fleet-cert", "dnsNames": ["models.example.com"],
+                     "issuerRef": {"group": "cert-manager.io", "kind": "ClusterIssuer", "name": "letsencrypt"}}
+    [addon] = [a for a in out.addons["starter"] if a.name == "inference-gateway"]
+    cluster = find(list(addon.objects), "Certificate", "cluster-cert")["spec"]
+    assert cluster == {"secretName": "cluster-cert", "dnsNames": ["starter.clusters.example.com"],
+                       "issuerRef": {"group": "cert-manager.io", "kind": "Issuer", "name": "fleet-ca"}}
+    policy = find(out.gateway, "BackendTLSPolicy", "gateway-starter")["spec"]["validation"]
+    assert policy == {"hostname": "starter.clusters.example.com", "wellKnownCACertificates": "System"}
+
+
+def test_traefik_serves_https_on_websecure_and_checks_the_hop_on_each_service() -> None:
+    out = rendered(SECURED.replace("  auth: {apiKeysSecret: fleet-keys}\n", "") + HOP, "  backend: Traefik\n")
+    listener = find(out.gateway, "Gateway")["spec"]["listeners"][0]
+    assert (listener["name"], listener["port"], listener["protocol"], listener["allowedRoutes"]["namespaces"]["from"]) == (
+        "websecure", 8443, "HTTPS", "Selector")
+    [chart] = [a for a in out.addons["starter"] if a.name == "traefik"]
+    assert chart.values["ports"] == {"web": {"port": 8000, "expose": {"default": False}},
+                                     "websecure": {"port": 8443, "exposedPort": 443}}
+    policy = find(out.gateway, "BackendTLSPolicy")
+    assert policy["spec"]["targetRefs"] == [{"group": "", "kind": "Service", "name": policy["metadata"]["name"]}]
+    assert policy["spec"]["validation"]["hostname"] == "starter.clusters.example.com"
+
+
+SPECS = {"plain": PLAIN + "\n", "secured": SECURED + HOP, "cert-manager": CERT_MANAGER}
+
+
+@pytest.mark.parametrize("backend", ["", "  backend: Traefik\n"], ids=["EnvoyGateway", "Traefik"])
+@pytest.mark.parametrize("name", list(SPECS))
+def test_every_gateway_object_validates_against_its_crd(name: str, backend: str) -> None:
+    security = SPECS[name].replace("  auth: {apiKeysSecret: fleet-keys}\n", "") if backend else SPECS[name]
+    out = rendered(security, backend)
+    objects = [*out.gateway, *(o for addon in out.addons["starter"] for o in addon.objects)]
+    assert {f"{m['kind']}/{m['metadata']['name']}": problems(m) for m in objects} == {
+        f"{m['kind']}/{m['metadata']['name']}": [] for m in objects}
+
+
+def test_plain_http_is_the_old_gateway_and_warned_about() -> None:
+    out = rendered()
+    assert [m["kind"] for m in out.gateway if m["kind"] in ("SecurityPolicy", "BackendTLSPolicy", "Certificate")] == []
+    assert find(out.gateway, "Gateway")["spec"]["listeners"][0] == {
         "name": "http", "protocol": "HTTP", "port": 80, "allowedRoutes": {"namespaces": {"from": "All"}}}
+    [warning] = out.warnings
+    assert (warning.code, warning.path, warning.line) == ("plain-http-gateway", "spec.plainHTTP", 54)
 
 
-@pytest.mark.parametrize(("spec", "field"), [
-    ("  cluster: starter\n  backend: Traefik\n  tls: {certificateSecret: c}\n", "tls"),
-    ("  cluster: starter\n  backend: Traefik\n  auth: {apiKeysSecret: k}\n", "auth"),
-    ("  cluster: starter\n  tls: {certificateSecret: Not_A_Name}\n", "tls.certificateSecret"),
+def test_a_secured_gateway_without_auth_is_warned_about() -> None:
+    [warning] = rendered(SECURED.replace("  auth: {apiKeysSecret: fleet-keys}\n", "") + HOP).warnings
+    assert (warning.code, warning.path) == ("unauthenticated-gateway", "spec.auth")
+
+
+@pytest.mark.parametrize(("security", "field", "says"), [
+    ("", "tls", "tls is required: the fleet gateway serves HTTPS"),
+    ("  tls: {certificateSecret: c}\n", "clusterTLS", "clusterTLS is required"),
+    (PLAIN + "\n  tls: {certificateSecret: c}\n", "tls", "tls contradicts plainHTTP: true"),
+    (PLAIN + "\n  auth: {apiKeysSecret: k}\n  backend: Traefik\n", "auth.apiKeysSecret",
+     "API keys need backend EnvoyGateway"),
+    ("  tls: {certificateSecret: Not_A_Name}\n" + HOP, "tls.certificateSecret", "is not a DNS subdomain"),
+    ("  tls: {certificateSecret: c, certManager: {issuer: i}}\n" + HOP, "hostname", "hostname is required"),
+    ("  tls: {certificateSecret: c}\n" + HOP.replace("MIIBszCCAVmgAwIBAgIUW2Fb", "not base64!"),
+     "clusterTLS.caCertificates", "is not a PEM CA bundle"),
 ])
-def test_what_is_not_built_or_not_a_name_is_an_error_at_its_field(spec: str, field: str) -> None:
+def test_what_is_missing_contradictory_or_not_built_is_an_error_at_its_field(security: str, field: str,
+                                                                             says: str) -> None:
     with pytest.raises(ManifestErrors) as errors:
-        fleet_gateway(spec)
-    assert [str(e).split(": ")[2] for e in errors.value.errors] == [f"spec.{field}"]
+        rendered(security)
+    [error] = errors.value.errors
+    assert (error.path, says in error.message) == (f"spec.{field}", True), str(error)

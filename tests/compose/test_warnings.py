@@ -63,8 +63,9 @@ def test_a_typo_names_the_closest_published_attribute() -> None:
 def test_a_service_that_selects_no_replica_warns_only_with_a_placement() -> None:
     manifests = load_sources(sources("qwen-demo", "deployment: qwen-demo", "deployment: nope"))
     placement = place(manifests.fleet, manifests.workloads)
-    assert [w.code for w in plan_warnings(manifests)] == []
-    assert [w.code for w in plan_warnings(manifests, placement)] == ["service-empty", "service-selects-nothing"]
+    assert [w.code for w in plan_warnings(manifests)] == ["plain-http-gateway"]
+    assert [w.code for w in plan_warnings(manifests, placement)] == ["plain-http-gateway", "service-empty",
+                                                                     "service-selects-nothing"]
     assert plan_warnings(manifests, placement) == render(manifests, placement).warnings
 
 

@@ -35,7 +35,7 @@ def recorded(spec: dict[str, Any]) -> RecordedCluster:
     """The recorded objects with the InferenceGateway's spec replaced by `spec`."""
     items = copy.deepcopy(recorded_items())
     [gateway] = [item for item in items if item["kind"] == "InferenceGateway"]
-    gateway["spec"] = spec
+    gateway["spec"] = {**spec, "plainHTTP": True}
     return RecordedCluster(items, [SECRET])
 
 

@@ -95,9 +95,16 @@ RULES: dict[type[BaseModel], tuple[Rule, ...]] = {
     Traefik: (  # Traefik._metallb_with_its_load_balancer
         Rule("has(self.metallb) == (has(self.loadBalancer) && self.loadBalancer == 'MetalLB')",
              "metallb.addressPool is set exactly when loadBalancer is MetalLB", ".metallb"),),
-    InferenceGatewaySpec: (  # InferenceGatewaySpec._traefik_with_its_backend
+    InferenceGatewaySpec: (  # InferenceGatewaySpec._traefik_with_its_backend, _secure_unless_plain_http
         Rule("!has(self.traefik) || self.backend == 'Traefik'", "traefik is only allowed when backend is Traefik",
-             ".traefik"),),
+             ".traefik"),
+        Rule("!has(self.auth) || self.backend == 'EnvoyGateway'", "API keys need backend EnvoyGateway", ".auth"),
+        Rule("has(self.tls) != self.plainHTTP", "tls is required unless plainHTTP is true, and contradicts it",
+             ".tls"),
+        Rule("has(self.clusterTLS) != self.plainHTTP",
+             "clusterTLS is required unless plainHTTP is true, and contradicts it", ".clusterTLS"),
+        Rule("!has(self.tls) || !has(self.tls.certManager) || has(self.hostname)",
+             "hostname is required with tls.certManager", ".hostname")),
     ModelDeploymentSpec: (  # ModelDeploymentSpec._phases_follow_mode
         Rule("self.serving.mode != 'PrefillDecode' || (size(self.engines) == 2 && "
              "self.engines.exists(e, has(e.phase) && e.phase == 'Prefill') && "

@@ -1,25 +1,30 @@
 """Fleet gateway backends: one routing model (`compose.routing`), two implementations.
 
 `backend(gateway)` is the module that implements the InferenceGateway's `spec.backend`
-(`envoy` for EnvoyGateway, `traefik` for Traefik), each meeting `contract.FleetGateway`.
-`cluster_stack(cluster, settings, gateway)` is a cluster's serving stack plus the fleet gateway's
-add-ons on the cluster that hosts it; `control_stack(settings, gateway)` is the control cluster's
-when the gateway runs there (`api.gateway.CONTROL_CLUSTER`): the same backend add-ons, with what a
-workload cluster's serving stack would have brought (Envoy Gateway for EnvoyGateway) and nothing
-for GPUs. `bind_addresses(manifest, addresses)` puts workload-cluster
-addresses where the fleet gateway's objects hold their placeholders, in the form each kind needs;
-the Pulumi layer calls it once the addresses are known: bound, the objects rendered with
-placeholders equal those rendered with the addresses.
+(`envoy` for EnvoyGateway, `traefik` for Traefik), each meeting `contract.FleetGateway`; `tls`
+holds what both do alike for TLS. `gateway_objects(gateway, namespaces)` is the fleet Gateway with
+its Certificate and policies. `cluster_stack(cluster, settings, gateway)` is a cluster's serving
+stack (its inference Gateway over HTTPS with `clusterTLS`) plus the fleet gateway's add-ons on the
+cluster that hosts it; `control_stack(settings, gateway)` is the control cluster's when the gateway
+runs there (`api.gateway.CONTROL_CLUSTER`): the same backend add-ons, with what a workload cluster's
+serving stack would have brought (Envoy Gateway for EnvoyGateway) and nothing for GPUs.
+`security_warnings(gateway)` says what a gateway leaves open (plain HTTP, no authentication).
+`bind_addresses(manifest, addresses)` puts workload-cluster addresses where the fleet gateway's
+objects hold their placeholders, in the form each kind needs; the Pulumi layer calls it once the
+addresses are known: bound, the objects rendered with placeholders equal those rendered with the
+addresses.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from modelplane.api import CONTROL_CLUSTER, GatewayBackend, InferenceCluster, InferenceGateway
 from modelplane.compose import stack
-from modelplane.compose.gateways import envoy, traefik
+from modelplane.compose.gateways import envoy, tls, traefik
+from modelplane.compose.findings import Finding
 from modelplane.compose.gateways.contract import Destination, FleetGateway
+from modelplane.compose.gateways.tls import TLS
 from modelplane.compose.settings import Settings
 from modelplane.compose.stack import Addon
 
@@ -33,11 +38,20 @@ def backend(gateway: InferenceGateway) -> FleetGateway:
 def cluster_stack(cluster: InferenceCluster, settings: Settings, gateway: InferenceGateway | None) -> tuple[Addon, ...]:
     """`stack.serving_stack`, with the gateway backend's CRDs first and its add-ons last on the
     cluster that hosts the fleet gateway."""
+    inference_gateway = tls.cluster_gateway_objects(gateway, cluster.name)
     if gateway is None or gateway.host != cluster.name:
-        return stack.serving_stack(cluster, settings)
+        return stack.serving_stack(cluster, settings, inference_gateway=inference_gateway)
     implementation = backend(gateway)
     return stack.serving_stack(cluster, settings, before=implementation.crds(settings),
-                               after=implementation.addons(gateway, settings))
+                               after=implementation.addons(gateway, settings), inference_gateway=inference_gateway)
+
+
+def gateway_objects(gateway: InferenceGateway, namespaces: Sequence[str]) -> list[dict]:
+    """The fleet Gateway of `gateway`'s backend (taking routes from `namespaces` when secured), the
+    Certificate that keeps its Secret (`tls.certManager`) and the policies attached to it."""
+    implementation = backend(gateway)
+    return [*tls.fleet_certificates(gateway), implementation.gateway_object(gateway, namespaces),
+            *implementation.gateway_policies(gateway)]
 
 
 def control_stack(settings: Settings, gateway: InferenceGateway) -> tuple[Addon, ...]:
@@ -48,6 +62,21 @@ def control_stack(settings: Settings, gateway: InferenceGateway) -> tuple[Addon,
                                before=implementation.crds(settings), after=implementation.addons(gateway, settings))
 
 
+def security_warnings(gateway: InferenceGateway | None) -> list[Finding]:
+    """What the gateway leaves open, once: plain HTTP asked for (`plainHTTP`), else no authentication."""
+    if gateway is None:
+        return []
+    unauthenticated = "" if gateway.spec.auth else ", and without auth anyone who reaches it can call every model"
+    if gateway.spec.plain_http:
+        return [Finding(gateway, ("spec", "plainHTTP"), "the fleet gateway serves plain HTTP and reaches the clusters' "
+                        f"gateways over plain HTTP: anyone on the path reads prompts and completions{unauthenticated}; "
+                        "a local demo only (set tls and clusterTLS for anything else)", "plain-http-gateway")]
+    if gateway.spec.auth is None:
+        return [Finding(gateway, ("spec", "auth"), "no auth: anyone who reaches the fleet gateway can call every "
+                        "model (set auth.apiKeysSecret, on backend EnvoyGateway)", "unauthenticated-gateway")]
+    return []
+
+
 def bind_addresses(manifest: dict, addresses: Mapping[str, str]) -> dict:
     """`manifest` with each placeholder of `addresses` bound to its address (see the module docstring)."""
     for placeholder, address in sorted(addresses.items()):
@@ -56,4 +85,5 @@ def bind_addresses(manifest: dict, addresses: Mapping[str, str]) -> dict:
     return manifest
 
 
-__all__ = ["BACKENDS", "Destination", "FleetGateway", "backend", "bind_addresses", "cluster_stack", "control_stack"]
+__all__ = ["BACKENDS", "TLS", "Destination", "FleetGateway", "backend", "bind_addresses", "cluster_stack", "control_stack",
+           "gateway_objects", "security_warnings"]

@@ -10,12 +10,12 @@ objects. The contract, `FleetGateway`, is met by each backend module:
 - `addons(gateway, settings)`: the rest of what the gateway's cluster installs for it, in order,
   after that cluster's own serving stack.
 - `gateway_object(gateway, namespaces)`: the fleet Gateway, where every ModelService route
-  attaches, taking routes only from `namespaces` (those of the ModelServices), over HTTPS when the
-  InferenceGateway names a certificate.
+  attaches, over HTTPS when the InferenceGateway names a certificate (`tls`), then taking routes only
+  from `namespaces` (those of the ModelServices).
 - `gateway_policies(gateway)`: policies attached to the fleet Gateway (API keys); may be empty.
 - `service_objects(service, destinations, weights)`: the objects that carry one ModelService: its
-  HTTPRoute and whatever its backendRefs point at, each namespaced in the service's namespace (or
-  cluster-scoped).
+  HTTPRoute and whatever its backendRefs point at (with a `tls.backend_tls_policy` for each TLS
+  destination), each namespaced in the service's namespace (or cluster-scoped).
 - `bind_address(manifest, placeholder, address)`: `manifest` with a cluster's address placeholder
   replaced by the address, in the form the kind needs; other manifests come back unchanged.
 Every function is pure and deterministic.
@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from modelplane.api import InferenceGateway, ModelService
+from modelplane.compose.gateways.tls import TLS
 from modelplane.compose.settings import Settings
 from modelplane.compose.stack import Addon
 
@@ -45,7 +46,8 @@ class Destination:
     address: str
     """An IP literal, a DNS name, or a workload cluster's address placeholder."""
     port: int
-    tls: bool
+    tls: TLS | None
+    """How its certificate is checked (`tls.backend_tls_policy`); None: plain HTTP."""
     host: str
     """The Host header it is addressed by."""
     path: str

@@ -1,9 +1,10 @@
 """The fleet gateway on Envoy Gateway: the proxy every workload cluster already runs.
 
 Objects per ModelService: an Envoy Gateway `Backend` per destination's `backend` (`ip` for an IP
-literal, else `fqdn`; TLS with the system CAs for an https endpoint), shared by every service of
-the namespace that reaches it, and one HTTPRoute on the fleet Gateway with one rule whose
-URLRewrite replaces `/<namespace>/<service>/` by the destinations' common path (`/` when they
+literal, else `fqdn`), shared by every service of the namespace that reaches it, with, for a TLS
+destination (an https endpoint; a cluster's gateway with `clusterTLS`), a `BackendTLSPolicy` on it
+(`tls.backend_tls_policy`; Envoy Gateway matches a policy to a backendRef by group, kind and name),
+and one HTTPRoute on the fleet Gateway with one rule whose URLRewrite replaces `/<namespace>/<service>/` by the destinations' common path (`/` when they
 differ: routing warns) and, when all share one, the Host. Otherwise each backendRef carries a
 hostname-only URLRewrite. The rule disables the request timeout, so long token streams are never cut.
 
@@ -23,10 +24,12 @@ from collections.abc import Sequence
 
 from modelplane.api import InferenceGateway, ModelService
 from modelplane.compose import names
+from modelplane.compose.gateways import tls
 from modelplane.compose.gateways.contract import Destination
 from modelplane.compose.serving import replica_path
 from modelplane.compose.settings import Settings
-from modelplane.compose.stack import FLEET_GATEWAY, SYSTEM_NAMESPACE, Addon, gateway_object as stack_gateway
+from modelplane.compose.stack import FLEET_GATEWAY, SYSTEM_NAMESPACE, Addon, namespaces_named
+from modelplane.compose.stack import gateway_object as stack_gateway
 
 PER_BACKEND_PATH = False
 BACKEND_API = "gateway.envoyproxy.io/v1alpha1"
@@ -43,8 +46,9 @@ def addons(gateway: InferenceGateway, settings: Settings) -> tuple[Addon, ...]:
 def gateway_object(gateway: InferenceGateway, namespaces: Sequence[str]) -> dict:
     """The fleet Gateway; a secured one (`tls` or `auth`) takes routes only from the services' namespaces."""
     tls, secured = gateway.spec.tls, gateway.spec.tls is not None or gateway.spec.auth is not None
-    return stack_gateway(FLEET_GATEWAY, gateway.spec.port, gateway.spec.hostname,
-                         namespaces=namespaces if secured else None, certificate=tls.certificate_secret if tls else None)
+    return stack_gateway(FLEET_GATEWAY, gateway.port, gateway.spec.hostname,
+                         selector=namespaces_named(namespaces) if secured else None,
+                         certificate=tls.certificate_secret if tls else None)
 
 
 def gateway_policies(gateway: InferenceGateway) -> list[dict]:
@@ -61,8 +65,17 @@ def gateway_policies(gateway: InferenceGateway) -> list[dict]:
 
 
 def service_objects(service: ModelService, destinations: Sequence[Destination], weights: Sequence[int]) -> list[dict]:
-    backends = {d.backend: backend_object(d.backend, service.namespace, d.address, d.port, d.tls) for d in destinations}
-    return [*backends.values(), fleet_route(service, destinations, weights)]
+    """A Backend per destination's `backend` (with its BackendTLSPolicy and the CA it names over TLS),
+    then the route."""
+    objects: dict[tuple[str, str], dict] = {}
+    for d in destinations:
+        backend = backend_object(d.backend, service.namespace, d.address, d.port)
+        objects[("Backend", d.backend)] = backend
+        if d.tls is not None:
+            target = {"group": "gateway.envoyproxy.io", "kind": "Backend", "name": d.backend}
+            objects[("BackendTLSPolicy", d.backend)] = tls.backend_tls_policy(backend["metadata"], target, d.tls)
+            objects.update({("ConfigMap", m["metadata"]["name"]): m for m in tls.ca_config_maps(service.namespace, d.tls)})
+    return [*objects.values(), fleet_route(service, destinations, weights)]
 
 
 def fleet_route(service: ModelService, destinations: Sequence[Destination], weights: Sequence[int]) -> dict:
@@ -87,12 +100,10 @@ def fleet_route(service: ModelService, destinations: Sequence[Destination], weig
                      "rules": [rule]}}
 
 
-def backend_object(name: str, namespace: str, host: str, port: int, tls: bool = False) -> dict:
-    spec: dict = {"endpoints": [backend_endpoint(host, port)]}
-    if tls:
-        spec["tls"] = {"wellKnownCACertificates": "System"}
+def backend_object(name: str, namespace: str, host: str, port: int) -> dict:
     return {"apiVersion": BACKEND_API, "kind": "Backend",
-            "metadata": {"name": name, "namespace": namespace, "labels": names.managed()}, "spec": spec}
+            "metadata": {"name": name, "namespace": namespace, "labels": names.managed()},
+            "spec": {"endpoints": [backend_endpoint(host, port)]}}
 
 
 def backend_endpoint(host: str, port: int) -> dict:

@@ -14,8 +14,12 @@ What the gateway's cluster gets, in order:
 - with `loadBalancer: MetalLB`, MetalLB and its address pool (`metallb`);
 - the `traefik` chart (`traefik.version`, else the pinned one) with its Gateway API provider on,
   its Ingress provider off, no Gateway or GatewayClass of its own, the `web` entry point exposed on
-  the InferenceGateway's port; then the `traefik` GatewayClass.
-The fleet Gateway listens on the `web` entry point's own port (8000), not the Service's.
+  the InferenceGateway's port (with `tls`: `websecure` exposed there, `web` not exposed); then the
+  `traefik` GatewayClass.
+The fleet Gateway listens on the entry point's own port (`web` 8000; with `tls`, HTTPS on `websecure`
+8443 with the named certificate, taking routes only from the services' namespaces), not the Service's.
+`auth` is refused by the loader: Traefik Proxy has no API-key middleware (its `basicAuth` checks
+htpasswd users, `forwardAuth` delegates to a service of one's own), so API keys need EnvoyGateway.
 
 Objects per ModelService, in its namespace, one per destination so that no two backendRefs share a
 Service: Traefik names a backend's middlewares and load balancer after the Service and port, across
@@ -24,7 +28,9 @@ different rewrites must not share one:
 - a selectorless Service `<service>-<destination>` and its EndpointSlice (the address as IPv4,
   IPv6 or FQDN, marked ready: Traefik skips endpoints whose `ready` is unset; ExternalName Services
   are refused by Traefik's Gateway provider); the port is named and `appProtocol`ed `http` or `https`;
-- for an https destination, a BackendTLSPolicy: SNI and certificate check against its host, system CAs;
+- for a TLS destination (an https endpoint; a cluster's gateway with `clusterTLS`), a
+  BackendTLSPolicy on the Service (`tls.backend_tls_policy`: SNI and certificate check against its
+  TLS hostname, the fleet's CA bundle or the system CAs);
 - the HTTPRoute on the fleet Gateway: `/<namespace>/<service>/`, each backendRef rewriting the
   prefix to its destination's path and the Host to its host. No request timeout is set: Traefik
   does not implement HTTPRoute timeouts and sets none of its own on forwarded requests.
@@ -38,11 +44,11 @@ from typing import Any
 
 from modelplane.api import InferenceGateway, LoadBalancer, ModelService
 from modelplane.compose import names
-from modelplane.compose.gateways import metallb
+from modelplane.compose.gateways import metallb, tls
 from modelplane.compose.gateways.contract import Destination
 from modelplane.compose.serving import replica_path
 from modelplane.compose.settings import Settings
-from modelplane.compose.stack import FLEET_GATEWAY, SYSTEM_NAMESPACE, Addon, gateway_class
+from modelplane.compose.stack import FLEET_GATEWAY, SYSTEM_NAMESPACE, Addon, gateway_class, namespaces_named
 from modelplane.compose.stack import gateway_object as stack_gateway
 
 PER_BACKEND_PATH = True
@@ -52,6 +58,8 @@ CHART_REPOSITORY = "https://traefik.github.io/charts"
 NAMESPACE = "traefik-system"
 WEB_PORT = 8000
 """The port of the chart's `web` entry point inside the pod, which a Gateway listener must name."""
+WEBSECURE_PORT = 8443
+"""The port of the chart's `websecure` entry point inside the pod: the HTTPS listener's, with `tls`."""
 GATEWAY_API_CRDS = ("backendtlspolicies", "gatewayclasses", "gateways", "grpcroutes", "httproutes", "listenersets",
                     "referencegrants", "tlsroutes")
 """Every CRD of the Gateway API standard channel (v1.5), by plural."""
@@ -81,18 +89,29 @@ def addons(gateway: InferenceGateway, settings: Settings) -> tuple[Addon, ...]:
 
 
 def chart_values(gateway: InferenceGateway) -> dict[str, Any]:
-    """The chart's values (checked against the chart's published values.schema.json in the tests)."""
+    """The chart's values (checked against the chart's published values.schema.json in the tests): the
+    `web` entry point exposed on the gateway's port, or with `tls` the `websecure` one, `web` unexposed."""
+    ports: dict[str, Any] = {"web": {"port": WEB_PORT, "exposedPort": gateway.port}}
+    if gateway.spec.tls:
+        ports = {"web": {"port": WEB_PORT, "expose": {"default": False}},
+                 "websecure": {"port": WEBSECURE_PORT, "exposedPort": gateway.port}}
     return {"providers": {"kubernetesGateway": {"enabled": True}, "kubernetesIngress": {"enabled": False}},
-            "gateway": {"enabled": False}, "gatewayClass": {"enabled": False},
-            "ports": {"web": {"port": WEB_PORT, "exposedPort": gateway.spec.port}}}
+            "gateway": {"enabled": False}, "gatewayClass": {"enabled": False}, "ports": ports}
 
 
 def gateway_object(gateway: InferenceGateway, namespaces: Sequence[str]) -> dict:
-    return stack_gateway(FLEET_GATEWAY, WEB_PORT, gateway.spec.hostname, gateway_class=GATEWAY_CLASS, listener="web")
+    """On the `web` entry point; with `tls`, HTTPS on `websecure`, taking routes only from the services' namespaces."""
+    served = gateway.spec.tls
+    if served is None:
+        return stack_gateway(FLEET_GATEWAY, WEB_PORT, gateway.spec.hostname, gateway_class=GATEWAY_CLASS,
+                             listener="web")
+    return stack_gateway(FLEET_GATEWAY, WEBSECURE_PORT, gateway.spec.hostname, gateway_class=GATEWAY_CLASS,
+                         listener="websecure", certificate=served.certificate_secret,
+                         selector=namespaces_named(namespaces))
 
 
 def gateway_policies(gateway: InferenceGateway) -> list[dict]:
-    """None: `tls` and `auth` are built for the EnvoyGateway backend only (the loader says so)."""
+    """None: Traefik Proxy has no API-key middleware, so the loader refuses `auth` on this backend."""
     return []
 
 
@@ -104,8 +123,9 @@ def service_objects(service: ModelService, destinations: Sequence[Destination], 
         metadata = {"name": name, "namespace": service.namespace,
                     "labels": {**names.managed(), names.SERVICE: service.name}}
         objects += [backend_service(metadata, destination), endpoint_slice(metadata, destination)]
-        if destination.tls:
-            objects.append(tls_policy(metadata, destination))
+        if destination.tls is not None:
+            objects += [tls.backend_tls_policy(metadata, {"group": "", "kind": "Service", "name": name}, destination.tls),
+                        *tls.ca_config_maps(service.namespace, destination.tls)]
         rewrite = {"hostname": destination.host,
                    "path": {"type": "ReplacePrefixMatch", "replacePrefixMatch": destination.path}}
         refs.append({"group": "", "kind": "Service", "name": name, "port": destination.port, "weight": weight,
@@ -121,7 +141,7 @@ def service_objects(service: ModelService, destinations: Sequence[Destination], 
 
 
 def _protocol(destination: Destination) -> str:
-    return "https" if destination.tls else "http"
+    return "https" if destination.tls is not None else "http"
 
 
 def backend_service(metadata: dict, destination: Destination) -> dict:
@@ -139,12 +159,6 @@ def endpoint_slice(metadata: dict, destination: Destination) -> dict:
             "ports": [{"name": _protocol(destination), "port": destination.port, "protocol": "TCP",
                        "appProtocol": _protocol(destination)}],
             "endpoints": [{"addresses": [destination.address], "conditions": {"ready": True}}]}
-
-
-def tls_policy(metadata: dict, destination: Destination) -> dict:
-    return {"apiVersion": _GATEWAY_API, "kind": "BackendTLSPolicy", "metadata": metadata,
-            "spec": {"targetRefs": [{"group": "", "kind": "Service", "name": metadata["name"]}],
-                     "validation": {"hostname": destination.host, "wellKnownCACertificates": "System"}}}
 
 
 def address_type(address: str) -> str:

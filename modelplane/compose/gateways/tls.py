@@ -1,0 +1,107 @@
+"""TLS on both hops of the fleet gateway, the same on every backend.
+
+- Certificates: a listener serves the `kubernetes.io/tls` Secret its InferenceGateway names; with
+  `certManager` a cert-manager `Certificate` (cert-manager.io/v1) beside it keeps that Secret, for the
+  fleet gateway's `hostname` or for a cluster's `<cluster>.<domain>`. cert-manager and the issuer
+  must exist on the cluster: nothing here installs them.
+- Workload clusters (`cluster_gateway_objects`): with `clusterTLS`, each cluster's inference Gateway
+  listens for HTTPS on 443 with the `clusterTLS.certificateSecret` of that cluster and takes routes
+  only from namespaces modelplane manages (labelled `app.kubernetes.io/managed-by: modelplane`, as
+  every namespace compose renders is); with `plainHTTP`, plain HTTP on 80 from every namespace, as before.
+- Backends (`backend_tls_policy`): every TLS destination of a fleet route gets a Gateway API
+  `BackendTLSPolicy` (v1) on what its backendRef points at, in that object's namespace: SNI and
+  certificate check against the destination's `TLS.hostname` (an external endpoint's host, a cluster's
+  `<cluster>.<domain>`), trusting the fleet's CA bundle (a ConfigMap `ca_config_map` renders from
+  `clusterTLS.caCertificates` into that namespace: a policy may only name one there) or the system's
+  CAs. Envoy Gateway and Traefik both honour it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from modelplane.api import CertManager, InferenceGateway
+from modelplane.compose import names
+from modelplane.compose.stack import (
+    GATEWAY_PORT,
+    INFERENCE_GATEWAY,
+    SYSTEM_NAMESPACE,
+    gateway_object,
+)
+
+CERT_MANAGER_API = "cert-manager.io/v1"
+CLUSTER_TLS_PORT = 443
+"""The port a workload cluster's inference Gateway listens on with `clusterTLS`."""
+CA_CONFIG_MAP = "modelplane-clusters-ca"
+"""The ConfigMap (key `ca.crt`) holding `clusterTLS.caCertificates` beside each policy that trusts it."""
+
+
+@dataclass(frozen=True)
+class TLS:
+    """How the fleet gateway checks one destination's certificate."""
+
+    hostname: str
+    """Sent as SNI; the certificate must be valid for it."""
+    ca_certificates: str | None = None
+    """The PEM bundle to trust; None: the system's well-known CAs."""
+
+
+def certificate(secret: str, dns_name: str, issuer: CertManager) -> dict:
+    """The cert-manager Certificate that keeps `secret` (in modelplane-system) valid for `dns_name`."""
+    return {"apiVersion": CERT_MANAGER_API, "kind": "Certificate",
+            "metadata": {"name": secret, "namespace": SYSTEM_NAMESPACE, "labels": names.managed()},
+            "spec": {"secretName": secret, "dnsNames": [dns_name],
+                     "issuerRef": {"group": "cert-manager.io", "kind": str(issuer.issuer_kind), "name": issuer.issuer}}}
+
+
+def fleet_certificates(gateway: InferenceGateway) -> list[dict]:
+    """The fleet listener's Certificate with `tls.certManager` (the loader requires `hostname` then)."""
+    tls = gateway.spec.tls
+    if tls is None or tls.cert_manager is None:
+        return []
+    assert gateway.spec.hostname is not None, "the loader requires hostname with tls.certManager"
+    return [certificate(tls.certificate_secret, gateway.spec.hostname, tls.cert_manager)]
+
+
+def cluster_tls(gateway: InferenceGateway | None, cluster: str) -> TLS | None:
+    """How the fleet gateway checks a workload cluster's gateway: as `<cluster>.<domain>`, with the
+    fleet's CA bundle; None on plain HTTP (or without a fleet gateway)."""
+    tls = gateway.spec.cluster_tls if gateway else None
+    return TLS(f"{cluster}.{tls.domain}", tls.ca_certificates) if tls else None
+
+
+def cluster_port(tls: TLS | None) -> int:
+    """The port of a workload cluster's inference Gateway."""
+    return CLUSTER_TLS_PORT if tls else GATEWAY_PORT
+
+
+def cluster_gateway_objects(gateway: InferenceGateway | None, cluster: str) -> tuple[dict, ...]:
+    """A workload cluster's inference Gateway (and its Certificate), as the module docstring says."""
+    tls, hop = gateway.spec.cluster_tls if gateway else None, cluster_tls(gateway, cluster)
+    if tls is None or hop is None:
+        return (gateway_object(INFERENCE_GATEWAY, GATEWAY_PORT),)
+    listener = gateway_object(INFERENCE_GATEWAY, CLUSTER_TLS_PORT, certificate=tls.certificate_secret,
+                              selector={"matchLabels": names.managed()})
+    if tls.cert_manager is None:
+        return (listener,)
+    return certificate(tls.certificate_secret, hop.hostname, tls.cert_manager), listener
+
+
+def backend_tls_policy(metadata: dict, target: dict, tls: TLS) -> dict:
+    """A BackendTLSPolicy on `target` (a backendRef's group, kind and name), in `metadata`'s namespace."""
+    validation: dict = {"hostname": tls.hostname}
+    if tls.ca_certificates is None:
+        validation["wellKnownCACertificates"] = "System"
+    else:
+        validation["caCertificateRefs"] = [{"group": "", "kind": "ConfigMap", "name": CA_CONFIG_MAP}]
+    return {"apiVersion": "gateway.networking.k8s.io/v1", "kind": "BackendTLSPolicy", "metadata": metadata,
+            "spec": {"targetRefs": [target], "validation": validation}}
+
+
+def ca_config_maps(namespace: str, tls: TLS) -> list[dict]:
+    """The ConfigMap a policy with a CA bundle names, in its namespace (none for the system CAs)."""
+    if tls.ca_certificates is None:
+        return []
+    return [{"apiVersion": "v1", "kind": "ConfigMap",
+             "metadata": {"name": CA_CONFIG_MAP, "namespace": namespace, "labels": names.managed()},
+             "data": {"ca.crt": tls.ca_certificates}}]
