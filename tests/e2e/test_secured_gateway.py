@@ -1,8 +1,10 @@
 """The secured fleet gateway on a real kube-apiserver 1.34: `modelplane plan --render` of the
-qwen-demo fleet with `tls` and `auth` on its InferenceGateway writes an HTTPS Gateway restricted to
-the services' namespaces and an Envoy Gateway SecurityPolicy; the API server (with the published
-Gateway API v1.5.1 and Envoy Gateway v1.7.0 CRDs of tests/data/crds) accepts every object, in a
-server-side dry run and for real, and keeps the fields as written."""
+qwen-demo fleet with `tls` (cert-manager keeping its Secret), `clusterTLS` (a private CA) and `auth`
+on its InferenceGateway writes an HTTPS Gateway restricted to the services' namespaces, an Envoy
+Gateway SecurityPolicy, cert-manager Certificates, a BackendTLSPolicy and the CA's ConfigMap for the
+hop to each cluster, and each cluster's HTTPS inference Gateway; the API server (with the published
+Gateway API v1.5.1, Envoy Gateway v1.7.0/v1.9.0 and cert-manager v1.21.1 CRDs of tests/data/crds)
+accepts every object, in a server-side dry run and for real, and keeps the fields as written."""
 
 from __future__ import annotations
 
@@ -20,18 +22,27 @@ from tests.e2e.test_server_side_validation import apply, delete
 pytestmark = pytest.mark.e2e
 
 EXAMPLE = ROOT / "examples" / "qwen-demo"
-SECURED = ("  cluster: starter\n  port: 443\n  tls: {certificateSecret: fleet-cert}\n"
-           "  auth: {apiKeysSecret: fleet-keys}\n")
+PLAIN = "  plainHTTP: true"
+SECURED = ("  hostname: models.example.com\n  tls: {certificateSecret: fleet-cert, certManager: {issuer: letsencrypt}}\n"
+           "  auth: {apiKeysSecret: fleet-keys}\n  clusterTLS:\n    certificateSecret: cluster-cert\n"
+           "    domain: clusters.example.com\n    certManager: {issuer: fleet-ca, issuerKind: Issuer}\n"
+           "    caCertificates: |\n      -----BEGIN CERTIFICATE-----\n      MIIBszCCAVmgAwIBAgIUW2Fb\n"
+           "      -----END CERTIFICATE-----\n")
 
 
 def test_the_secured_gateway_objects_are_accepted_as_written(fleet: Fleet, tools: Path, tmp_path: Path) -> None:
     for path in EXAMPLE.glob("*.yaml"):
-        (tmp_path / path.name).write_text(path.read_text().replace("  cluster: starter\n", SECURED))
+        lines = [line for line in path.read_text().splitlines(keepends=True) if not line.startswith(PLAIN)]
+        (tmp_path / path.name).write_text("".join(lines).replace("  cluster: starter\n", "  cluster: starter\n" + SECURED))
     rendered = subprocess.run([str(ROOT / ".venv" / "bin" / "modelplane"), "plan", str(tmp_path), "--render",
                                str(tmp_path / "out")], capture_output=True, text=True, timeout=300)
     assert rendered.returncode == 0, rendered.stderr
     objects = [yaml.safe_load(p.read_text()) for p in sorted((tmp_path / "out" / "_gateway").rglob("*.yaml"))]
-    assert {o["kind"] for o in objects} == {"Gateway", "SecurityPolicy", "HTTPRoute", "Backend"}
+    assert {o["kind"] for o in objects} == {"Certificate", "Gateway", "SecurityPolicy", "HTTPRoute", "Backend",
+                                            "BackendTLSPolicy", "ConfigMap"}
+    stack = yaml.safe_load_all((tmp_path / "out" / "_inventory" / "stacks" / "starter.yaml").read_text())
+    [inference] = [addon for addon in stack if addon["name"] == "inference-gateway"]
+    objects += [o for o in inference["objects"] if o["kind"] in ("Certificate", "Gateway")]
     server = next(iter(fleet.clusters.values()))
     namespaces = [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
                   for name in sorted({o["metadata"]["namespace"] for o in objects})]
@@ -46,6 +57,15 @@ def test_the_secured_gateway_objects_are_accepted_as_written(fleet: Fleet, tools
         listener = gateway["spec"]["listeners"][0]
         assert (listener["protocol"], listener["tls"]["certificateRefs"][0]["name"],
                 listener["allowedRoutes"]["namespaces"]["from"]) == ("HTTPS", "fleet-cert", "Selector")
+        hop, inference, certificate = (json.loads(kubectl(tools, server, "get", "-n", namespace, resource, name,
+                                                          "-o", "json").stdout) for namespace, resource, name in (
+            ("ml-team", "backendtlspolicies.gateway.networking.k8s.io", "gateway-starter"),
+            ("modelplane-system", "gateways.gateway.networking.k8s.io", "inference"),
+            ("modelplane-system", "certificates.cert-manager.io", "cluster-cert")))
+        assert hop["spec"]["validation"] == {"hostname": "starter.clusters.example.com", "caCertificateRefs": [
+            {"group": "", "kind": "ConfigMap", "name": "modelplane-clusters-ca"}]}
+        assert (inference["spec"]["listeners"][0]["port"], inference["spec"]["listeners"][0]["protocol"]) == (443, "HTTPS")
+        assert certificate["spec"]["dnsNames"] == ["starter.clusters.example.com"]
     finally:
         delete(tools, server, objects)
         delete(tools, server, namespaces)
