@@ -1,28 +1,33 @@
 """Placement -> text for people: a fleet table for terminals, markdown for pull-request comments.
 
-Rendering only: every figure comes from the placement and the fleet (nodes used per pool are the
-sum of the members' `nodes` there). The same placement always renders to the same text.
+Rendering only: every figure comes from the placement and the fleet (nodes used per pool are
+`pool_use`'s: whole nodes plus what the shared pods need). The same placement always renders to the same text.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from modelplane.api import Fleet, Problem
+from modelplane.api import Claim, Fleet, Problem
 from modelplane.comment import GITHUB_COMMENT_LIMIT, Section, fit
 from modelplane.scheduling import Placement, Replica
 from modelplane.scheduling.cost import FleetCost
-from modelplane.scheduling.diff import Change, PlacementDiff, ReplicaChange
+from modelplane.scheduling.diff import Change, PlacementDiff, ReplicaChange, pool_devices, pool_use
 
 
-def pool_usage(fleet: Fleet, placement: Placement) -> list[tuple[str, str, str, int, int]]:
-    """(cluster, pool, class, used, capacity) for every pool, in fleet order."""
-    used: dict[tuple[str, str], int] = {}
-    for replica in placement.replicas:
-        for pool, nodes in replica.pools().items():
-            used[(replica.cluster, pool)] = used.get((replica.cluster, pool), 0) + nodes
-    return [(c.name, p.name, p.class_name, used.get((c.name, p.name), 0), p.capacity)
-            for c in fleet.clusters for p in c.spec.node_pools]
+def pool_usage(fleet: Fleet, placement: Placement) -> list[tuple[str, str, str, int, int, str]]:
+    """(cluster, pool, class, nodes used, capacity, devices used) for every pool, in fleet order: nodes
+    used as the scheduler counts them (`pool_use`), devices as `gpu 5/16` per kind pods claim."""
+    used, devices = pool_use(placement), pool_devices(placement)
+    rows = []
+    for c in fleet.clusters:
+        for p in c.spec.node_pools:
+            klass = fleet.inference_class(p.class_name)
+            claimed = devices.get((c.name, p.name), {})
+            kinds = [d for d in klass.spec.devices if d.claim is Claim.DRA] if klass else []
+            text = ", ".join(f"{d.name} {claimed.get(d.name, 0)}/{d.count * p.capacity}" for d in kinds) or "-"
+            rows.append((c.name, p.name, p.class_name, used.get((c.name, p.name), 0), p.capacity, text))
+    return rows
 
 
 def where(replica: Replica) -> str:
@@ -37,8 +42,8 @@ def table(fleet: Fleet, placement: Placement, changes: PlacementDiff | None = No
     """The fleet's pools and every deployment's replicas; with `changes` (a plan against `--state`), the
     changes first and each replica marked (a CHANGE column, removed replicas included); with `cost`
     (when classes have prices), the cost per hour last, against `cost_before` when given."""
-    pools = [("CLUSTER", "POOL", "CLASS", "NODES USED", "FREE")]
-    pools += [(c, p, k, f"{u}/{cap}", str(cap - u)) for c, p, k, u, cap in pool_usage(fleet, placement)]
+    pools = [("CLUSTER", "POOL", "CLASS", "NODES USED", "FREE", "DEVICES USED")]
+    pools += [(c, p, k, f"{u}/{cap}", str(cap - u), d) for c, p, k, u, cap, d in pool_usage(fleet, placement)]
     # The CHANGE column goes before WHERE, whose short reasons are long lines.
     deployments = [("DEPLOYMENT", "REPLICAS", *(("CHANGE",) if changes else ()), "WHERE")]
     blank = ("",) * (len(deployments[0]) - 3)
@@ -101,9 +106,10 @@ def markdown(fleet: Fleet, placement: Placement, changes: PlacementDiff | None =
         "| Deployment | Replicas | Where |" + (" Change |" if changes else ""),
         "|---|---|---|" + ("---|" if changes else "")], closing=["", "</details>"]))
     pools = pool_usage(fleet, placement)
-    sections.append(Section([f"| {c} | {p} | {k} | {u}/{cap} | {cap - u} |" for c, p, k, u, cap in pools], "pools",
-                            opening=["", f"<details><summary>Pools: {len(pools)}</summary>", "",
-                                     "| Cluster | Pool | Class | Nodes used | Free |", "|---|---|---|---|---|"],
+    sections.append(Section([f"| {c} | {p} | {k} | {u}/{cap} | {cap - u} | {d} |" for c, p, k, u, cap, d in pools],
+                            "pools", opening=["", f"<details><summary>Pools: {len(pools)}</summary>", "",
+                                              "| Cluster | Pool | Class | Nodes used | Free | Devices used |",
+                                              "|---|---|---|---|---|---|"],
                             closing=["", "</details>"]))
     if cost:
         sections.append(Section(cost_report.markdown(cost), "costs", opening=[

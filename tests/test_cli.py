@@ -39,10 +39,12 @@ def test_plan_json_is_the_documented_placement_document(capsys: pytest.CaptureFi
         "replicas": [{
             "deployment": "ml-team/qwen3-coder", "cluster": "eks-us-west", "index": 0,
             "engines": {"qwen3-coder": {
-                "Leader": {"pool": "h200", "nodes": 1, "requests": [{
+                "Leader": {"pool": "h200", "nodes": 1, "sharedPods": 0,
+                           "devices": [{"device": "gpu", "count": 8, "perNode": 8}], "requests": [{
                     "name": "gpu", "deviceClassName": "gpu.nvidia.com", "count": 8,
                     "selectors": ['device.capacity["gpu.nvidia.com"].memory.compareTo(quantity("120Gi")) >= 0\n']}]},
-                "Worker": {"pool": "h200", "nodes": 1, "requests": [{
+                "Worker": {"pool": "h200", "nodes": 1, "sharedPods": 0,
+                           "devices": [{"device": "gpu", "count": 8, "perNode": 8}], "requests": [{
                     "name": "gpu", "deviceClassName": "gpu.nvidia.com", "count": 8,
                     "selectors": ['device.capacity["gpu.nvidia.com"].memory.compareTo(quantity("120Gi")) >= 0\n']}]},
             }},
@@ -77,9 +79,9 @@ def test_plan_table_shows_pools_and_replicas(capsys: pytest.CaptureFixture[str])
     code, out, _ = run(capsys, "plan", str(EXAMPLES / "kimi-k2"))
     assert code == 0
     assert out.splitlines() == [
-        "CLUSTER                 POOL      CLASS           NODES USED  FREE",
-        "prod-coreweave-us-east  medium    hgx-h100-8x     0/8         8",
-        "prod-coreweave-us-east  frontier  hgx-h200-8x-ib  2/4         2",
+        "CLUSTER                 POOL      CLASS           NODES USED  FREE  DEVICES USED",
+        "prod-coreweave-us-east  medium    hgx-h100-8x     0/8         8     gpu 0/64",
+        "prod-coreweave-us-east  frontier  hgx-h200-8x-ib  2/4         2     gpu 16/32",
         "",
         "DEPLOYMENT                         REPLICAS  WHERE",
         "ml-team-research/kimi-k2-instruct  1/1       prod-coreweave-us-east#0 (kimi-k2: frontier)",

@@ -104,10 +104,10 @@ def test_a_drain_prints_moves_pools_and_who_becomes_short(capsys: pytest.Capture
         "",
         "DEPLOYMENT            REPLICAS    CHANGE",
         "ml-team/llama-70b-pd  1/1 -> 0/1  remove eks-us-west#0 (prefill: h100, decode: a100)",
-        "ml-team/qwen3-8b      2/2 -> 2/2  move eks-us-west#0 (qwen3-8b: a100) -> gke-us-central#1 (qwen3-8b: l4)",
+        "ml-team/qwen3-8b      2/2 -> 2/2  move eks-us-west#0 (qwen3-8b: h100) -> gke-us-central#1 (qwen3-8b: l4)",
         "",
         "POOL               NODES USED  FREE",
-        "eks-us-west/a100   2/2 -> 0/2  0 -> 2",
+        "eks-us-west/a100   1/2 -> 0/2  1 -> 2",
         "eks-us-west/h100   1/2 -> 0/2  1 -> 2",
         "gke-us-central/l4  2/4 -> 3/4  2 -> 1",
         "",
@@ -121,7 +121,8 @@ def test_a_what_if_in_markdown_lists_the_edits_and_the_changes(capsys: pytest.Ca
     assert code == 0
     assert out.splitlines()[:10] == [
         "### Modelplane what-if", "", "Edits: `replicas ml-team/qwen3-8b=3`", "",
-        "Fleet cost: 181.96 USD/h + 4 unpriced node(s) -> 280.28 USD/h + 4 unpriced node(s), +98.32 USD/h", "",
+        # the third 1-GPU replica shares the H100 node the prefill engine (4 GPUs) and the first hold
+        "Fleet cost: 140.99 USD/h + 4 unpriced node(s) -> 140.99 USD/h + 4 unpriced node(s), no change", "",
         "#### Changes: 1 to create, 0 to move, 0 to remove", "",
         "| Deployment | Replicas | Change |", "|---|---|---|"]
     assert "| `ml-team/qwen3-8b` | 2/2 -> 3/3 | create `eks-us-west#1 (qwen3-8b: h100)` |" in out
@@ -153,7 +154,7 @@ def test_plan_state_with_nothing_to_change_says_so_in_every_format(state: Path,
                                                                    capsys: pytest.CaptureFixture[str]) -> None:
     table = run(capsys, "plan", str(DEMO), "--state", str(state))[1]
     assert table.startswith("CHANGES: no placement changes\n\nCLUSTER ")
-    assert "ml-team/qwen3-8b          2/2       unchanged  eks-us-west#0 (qwen3-8b: a100)\n" in table
+    assert "ml-team/qwen3-8b          2/2       unchanged  eks-us-west#0 (qwen3-8b: h100)\n" in table
     markdown = run(capsys, "plan", str(DEMO), "--state", str(state), "--format", "markdown")[1]
     assert "\n#### Changes: no placement changes\n" in markdown
     assert "| `ml-team/qwen-demo` | 1/1 | `gke-us-central#0 (qwen: l4)` | unchanged |" in markdown
@@ -172,16 +173,16 @@ def test_plan_state_marks_created_moved_and_removed_replicas(state: Path, tmp_pa
         "",
         "DEPLOYMENT            REPLICAS    CHANGE",
         "ml-team/llama-70b-pd  1/1 -> 0/1  remove eks-us-west#0 (decode: a100, prefill: h100)",
-        "ml-team/qwen3-8b      2/2 -> 3/3  move eks-us-west#0 (qwen3-8b: a100) -> gke-us-central#1 (qwen3-8b: l4)",
+        "ml-team/qwen3-8b      2/2 -> 3/3  move eks-us-west#0 (qwen3-8b: h100) -> gke-us-central#1 (qwen3-8b: l4)",
         "                                  create gke-us-central#2 (qwen3-8b: l4)",
     ]
     assert "ml-team/llama-70b-pd      0/1       remove     eks-us-west#0 (decode: a100, prefill: h100)" in table
     assert "\n                                    move       gke-us-central#1 (qwen3-8b: l4)\n" in table
     markdown = run(capsys, "plan", str(edited), "--state", str(state), "--format", "markdown")[1]
-    assert ("| `ml-team/qwen3-8b` | 2/2 -> 3/3 | move `eks-us-west#0 (qwen3-8b: a100)` -> "
+    assert ("| `ml-team/qwen3-8b` | 2/2 -> 3/3 | move `eks-us-west#0 (qwen3-8b: h100)` -> "
             "`gke-us-central#1 (qwen3-8b: l4)`<br>create `gke-us-central#2 (qwen3-8b: l4)` |") in markdown
-    assert "| unchanged<br>moved from `eks-us-west#0 (qwen3-8b: a100)`<br>create |" in markdown
-    assert "| `eks-us-west/a100` | 2/2 -> 0/2 | 0 -> 2 |" in markdown
+    assert "| unchanged<br>moved from `eks-us-west#0 (qwen3-8b: h100)`<br>create |" in markdown
+    assert "| `eks-us-west/a100` | 1/2 -> 0/2 | 1 -> 2 |" in markdown
     document = json.loads(run(capsys, "plan", str(edited), "--state", str(state), "--format", "json")[1])
     assert [(c["change"], c["deployment"]) for c in document["changes"] if "from" in c or "to" in c] == [
         ("remove", "ml-team/llama-70b-pd"), ("move", "ml-team/qwen3-8b"), ("create", "ml-team/qwen3-8b")]
@@ -231,11 +232,11 @@ def test_the_comment_shows_the_fleet_cost_and_its_change_against_the_state(state
                                                                           capsys: pytest.CaptureFixture[str]) -> None:
     edited = copy_demo(tmp_path / "edited", scale)
     markdown = run(capsys, "plan", str(edited), "--state", str(state), "--format", "markdown")[1]
-    assert ("\nFleet cost: 181.96 USD/h + 4 unpriced node(s) -> 281.13 USD/h + 4 unpriced node(s), +99.17 USD/h\n"
-            in markdown), "qwen3-8b's two new replicas take an EKS H100 node (98.32) and an L4 node (0.8536)"
+    assert ("\nFleet cost: 140.99 USD/h + 4 unpriced node(s) -> 141.85 USD/h + 4 unpriced node(s), +0.85 USD/h\n"
+            in markdown), "qwen3-8b's two new replicas share the H100 node already held and take an L4 node (0.8536)"
     table = run(capsys, "plan", str(edited), "--state", str(state))[1]
-    assert "fleet in the --state placement         181.96 USD/h + 4 unpriced node(s)\n" in table
-    assert "change                                 +99.17 USD/h\n" in table
+    assert "fleet in the --state placement         140.99 USD/h + 4 unpriced node(s)\n" in table
+    assert "change                                 +0.85 USD/h\n" in table
 
 
 @pytest.mark.parametrize("edit, code", [("drain eks-us-west", 3), ("replicas ml-team/qwen3-8b=3", 0)])

@@ -78,7 +78,8 @@ def test_the_multi_cloud_demo_runs_everything() -> None:
         "ml-team/kimi-k2-instruct": [("onprem-us-east", {"kimi-k2": "frontier"})],
         "ml-team/llama-70b-pd": [("eks-us-west", {"prefill": "h100", "decode": "a100"})],
         "ml-team/qwen-demo": [("gke-us-central", {"qwen": "l4"})],
-        "ml-team/qwen3-8b": [("eks-us-west", {"qwen3-8b": "a100"}), ("gke-us-central", {"qwen3-8b": "l4"})],
+        # Both EKS pools have 8 GPUs per node; the H100's 81559Mi is less memory than the A100's 81920Mi.
+        "ml-team/qwen3-8b": [("eks-us-west", {"qwen3-8b": "h100"}), ("gke-us-central", {"qwen3-8b": "l4"})],
         "ml-team/qwen3-coder": [("onprem-us-east", {"qwen3-coder": "frontier"})],
     }
 

@@ -162,6 +162,17 @@ def pool_use(placement: Placement) -> dict[PoolKey, int]:
     return {key: pool_need(members) for key, members in pool_members(placement).items()}
 
 
+def pool_devices(placement: Placement) -> dict[PoolKey, dict[str, int]]:
+    """Devices claimed per (cluster, pool) and kind: every pod's, whole-node or shared."""
+    found: dict[PoolKey, dict[str, int]] = {}
+    for key, members in pool_members(placement).items():
+        claimed = found.setdefault(key, {})
+        for member in members:
+            for use in member.devices:
+                claimed[use.device] = claimed.get(use.device, 0) + use.count * (member.nodes + member.shared_pods)
+    return found
+
+
 def pool_members(placement: Placement) -> dict[PoolKey, list[MemberPlacement]]:
     """The members on each (cluster, pool), in replica order."""
     found: dict[PoolKey, list[MemberPlacement]] = {}

@@ -86,15 +86,10 @@ class Shape:
             return NOTHING
         return member_use(self.pods[index], self.gang, demand[1], demand[2], pool)
 
-    def devices(self, pools: tuple[PoolView, ...]) -> tuple[DeviceView, ...]:
-        """The kinds of device the members claim on their pools (each pool's kind once)."""
-        seen: dict[tuple[str, str], DeviceView] = {}
-        for index, pool in enumerate(pools):
-            demand = self._demand[index].get(pool.class_name)
-            for kind, size in zip(pool.kinds, demand[1] if demand else ()):
-                if size:
-                    seen[(pool.name, kind.name)] = kind
-        return tuple(seen.values())
+    def claimed(self, pools: tuple[PoolView, ...]) -> list[tuple[PoolView, Sizes]]:
+        """Each member's pool and the devices one of its pods claims there (members that claim)."""
+        return [(pool, demand[1]) for index, pool in enumerate(pools)
+                if (demand := self._demand[index].get(pool.class_name)) is not None]
 
 
 def shape_of(engine: Engine, matcher: Matcher, classes: dict[str, tuple[DeviceView, ...]]) -> Shape:
@@ -168,9 +163,11 @@ class Score(NamedTuple):
     """The pools' places in the cluster's list."""
 
 
-def score(shape: Shape, pools: tuple[PoolView, ...]) -> Score:
-    """The option's score: the one place the choice between pools is made."""
-    kinds = shape.devices(pools)
+def score(pools: tuple[PoolView, ...], claimed: list[tuple[PoolView, Sizes]]) -> Score:
+    """The score of an option on `pools` whose members claim `claimed` (pool, devices per pod): the
+    one place the choice between pools is made."""
+    kinds = list({(pool.name, kind.name): kind for pool, sizes in claimed
+                  for kind, size in zip(pool.kinds, sizes) if size}.values())
     distinct = tuple({pool.key: pool for pool in pools}.values())
     prices = [pool.pricing for pool in distinct]
     currencies = {p.currency for p in prices if p is not None}
@@ -222,7 +219,7 @@ def options_of(shape: Shape, cluster: ClusterView) -> Options:
             use = NOTHING
             for index in claimers:
                 use += shape.use(index, pool)
-            single.append(Option(pools, ((pool.key, use),), score(shape, pools)))
+            single.append(Option(pools, ((pool.key, use),), score(pools, shape.claimed(pools))))
     split: list[Option] = []
     blocked = None
     if len(shape.pods) == 2:
@@ -234,7 +231,7 @@ def options_of(shape: Shape, cluster: ClusterView) -> Options:
                     blocked = blocked or (first, second)
                     continue
                 split.append(Option((first, second), ((first.key, shape.use(0, first)), (second.key, shape.use(1, second))),
-                                    score(shape, (first, second))))
+                                    score((first, second), shape.claimed((first, second)))))
     if not (single or split or blocked or any(claiming)):
         return _NONE[len(shape.pods)]
     return Options(tuple(sorted(single, key=_by_score)), tuple(sorted(split, key=_by_score)), blocked,

@@ -18,10 +18,10 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from modelplane.api import Engine, ModelDeployment, Role
-from modelplane.scheduling.engines import Option, score
+from modelplane.scheduling.engines import Option, member_use, score
 from modelplane.scheduling.ledger import PoolKey
 from modelplane.scheduling.match import MemberMatch
-from modelplane.scheduling.packing import NOTHING, Use
+from modelplane.scheduling.packing import NOTHING, Sizes, Use
 from modelplane.scheduling.placement import MemberPlacement, Placement, Replica
 from modelplane.scheduling.run import EnginePlacements, Fit, Run
 from modelplane.scheduling.snapshot import ClusterView, PoolView
@@ -103,8 +103,8 @@ def _still_fits(engine: Engine, previous: dict[Role, MemberPlacement], cluster: 
     are checked as for a new placement."""
     pools: list[tuple[PoolView, bool]] = []
     needs: dict[PoolKey, Use] = {}
-    shape = run.shape_of(engine)
-    for index, member in enumerate(engine.members):
+    claimed: list[tuple[PoolView, Sizes]] = []
+    for member in engine.members:
         placed = previous.get(member.role)
         pool = cluster.pool(placed.pool) if placed else None
         if pool is None:
@@ -113,11 +113,15 @@ def _still_fits(engine: Engine, previous: dict[Role, MemberPlacement], cluster: 
         if not isinstance(match, MemberMatch):
             return None
         pools.append((pool, match.claims_dra))
-        needs[pool.key] = needs.get(pool.key, NOTHING) + shape.use(index, pool)
+        if match.claims_dra:
+            sizes = match.sizes(pool.kinds)
+            claimed.append((pool, sizes))
+            use = member_use(member.pods * engine.copies, engine.multi_node, sizes, match.pinned, pool)
+            needs[pool.key] = needs.get(pool.key, NOTHING) + use
     claiming = {pool.name for pool, claims in pools if claims}
     if not claiming or any(not claims and pool.name not in claiming for pool, claims in pools):
         return None
     if len({pool.fabric for pool, _ in pools}) > 1:
         return None
     chosen = tuple(pool for pool, _ in pools)
-    return Option(chosen, tuple(needs.items()), score(shape, chosen))
+    return Option(chosen, tuple(needs.items()), score(chosen, claimed))

@@ -120,9 +120,6 @@ class Run:
             self._shape_of_engine[id(engine)] = found
         return found
 
-    def shape_of(self, engine: Engine) -> Shape:
-        return self._shape_list[self.shape(engine)]
-
     def reach(self, engine: Engine) -> frozenset[int]:
         """The positions of the clusters with a pool whose class some member of the engine claims on:
         elsewhere the engine has no option at all."""
