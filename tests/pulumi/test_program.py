@@ -119,8 +119,9 @@ def test_eks_cluster_and_gpu_node_groups(up: Run) -> None:
         "eks-us-west", "1.34", "eks-us-west-eks-aws")
     assert cluster.inputs["accessConfig"] == {"authenticationMode": "API",
                                               "bootstrapClusterCreatorAdminPermissions": True}
-    # desiredSize: the nodes the placement holds there (README demo: a100 2/2, h100 1/2), floor 0, ceiling 2
-    for pool, instance, zone, held in (("a100", "p4de.24xlarge", "us-west-2b", 2), ("h100", "p5.48xlarge", "us-west-2a", 1)):
+    # desiredSize: the nodes the placement holds there (README demo: a100 1/2, h100 1/2: the decode and the
+    # prefill engine take 4 of 8 GPUs each, qwen3-8b shares the H100 node), floor 0, ceiling 2
+    for pool, instance, zone, held in (("a100", "p4de.24xlarge", "us-west-2b", 1), ("h100", "p5.48xlarge", "us-west-2a", 1)):
         group = engine.named(f"eks-us-west-eks-{pool}").inputs
         assert (group["nodeGroupName"], group["amiType"], group["instanceTypes"], group["diskSize"]) == (
             pool, "AL2023_x86_64_NVIDIA", [instance], 500)
@@ -190,13 +191,13 @@ def test_stack_outputs(up: Run) -> None:
                                               "gke-us-central": "34.120.0.1", "onprem-us-east": "10.40.0.5"}
     assert up.outputs["fleetCostPerHour"] == expected_fleet_cost()
     assert up.outputs["deploymentCostPerHour"]["ml-team/qwen3-8b"] == {
-        "perHour": {"USD": "41.8200"}, "unpricedNodes": 0}, "an A100 node (40.9664) and an L4 node (0.8536)"
+        "perHour": {"USD": "13.14360"}, "unpricedNodes": 0}, "1 of 8 GPUs of an H100 node (98.32 / 8) and an L4 node"
 
 
 def expected_fleet_cost() -> dict[str, object]:
-    """EKS: 2 p4de nodes x 40.9664 + 1 p5 node x 98.32; GKE: 2 L4 nodes x 0.8536; the on-prem H200
+    """EKS: 1 p4de node x 40.9664 + 1 p5 node x 98.32; GKE: 2 L4 nodes x 0.8536; the on-prem H200
     pool's 4 nodes have no price."""
-    return {"perHour": {"USD": "181.9600"}, "unpricedNodes": 4}
+    return {"perHour": {"USD": "140.9936"}, "unpricedNodes": 4}
 
 
 def test_preview_of_a_new_stack_shows_the_placement_with_unknown_clusters(preview: Run) -> None:
