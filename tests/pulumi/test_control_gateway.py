@@ -128,7 +128,7 @@ def test_the_library_refuses_a_clusterless_gateway_without_the_control_cluster(t
     from tests.pulumi.test_components import run
 
     for file in (ROOT / "examples" / "multi-cloud").glob("*.yaml"):
-        (tmp_path / file.name).write_text(file.read_text().replace("spec:\n  cluster: gke-us-central\n", "spec: {}\n"))
+        (tmp_path / file.name).write_text(file.read_text().replace("spec:\n  cluster: gke-us-central\n", "spec:\n"))
     manifests = load([tmp_path], control_cluster=True)
 
     def program() -> dict[str, Any]:
