@@ -52,11 +52,11 @@ def test_a_placed_deployment_reports_replicas_selector_clusters_pools_and_condit
 
 
 def test_a_short_deployment_says_why_in_its_scheduled_condition() -> None:
-    status = written(served(replicas=9))["ModelDeployment/ml-team/qwen3-8b"]["status"]
-    assert (status["replicas"], status["desiredReplicas"], status["ready"]) == (6, 9, "6/9")
+    status = written(served(replicas=30))["ModelDeployment/ml-team/qwen3-8b"]["status"]
+    assert (status["replicas"], status["desiredReplicas"], status["ready"]) == (20, 30, "20/30")
     assert conditions(status) == {"Scheduled": ("False", "InsufficientCapacity"), "Ready": ("False", "ReplicasShort")}
     scheduled = status["conditions"][0]["message"]
-    assert scheduled.startswith("6/9 replicas scheduled; 0/2 clusters can host another replica of ml-team/qwen3-8b")
+    assert scheduled.startswith("20/30 replicas scheduled; 0/2 clusters can host another replica of ml-team/qwen3-8b")
 
 
 def test_services_report_their_url_and_the_gateway_its_address() -> None:
@@ -80,7 +80,7 @@ def test_a_skipped_object_reports_why_and_is_otherwise_left_out() -> None:
 
 
 def test_keys_are_sorted_and_every_status_fits_its_crd_schema() -> None:
-    found = written(served(replicas=9))
+    found = written(served(replicas=30))
     assert list(found) == sorted(found) == [status_key("InferenceGateway", "", "default"),
                                             "ModelDeployment/ml-team/coder", "ModelDeployment/ml-team/qwen3-8b",
                                             "ModelDeployment/ml-team/typo", "ModelService/ml-team/qwen3"]
