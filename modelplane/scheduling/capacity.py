@@ -23,14 +23,15 @@ fleet's own. `explain`'s diagnosis of that plan lists, per cluster, the pools th
 the deployment and one more replica for lack of nodes, with how many nodes they lack (the
 shortfall): only the clusters the deployment may run on (clusterSelector, ModelCache, taints and
 tolerations), only pools whose class its selectors match, and splits only within a fabric. Those
-pools are the candidates, each with its shortfall as a guess of the nodes it needs; a change
-anywhere else could help only by moving another deployment out of the way, and is not looked for.
+pools are the candidates; a change anywhere else could help only by moving another deployment out
+of the way, and is not looked for. Each candidate's guess of the nodes it needs is the shortfall
+times the deployment's missing replicas: the shortfall is what one more replica lacks on that pool
+with every other replica where the plan put it (the scheduler's own count, sub-node packing
+included), and each further replica needs at least as much, so a change that places the missing
+replicas on that pool needs at least the guess.
 
-Candidates are tried best guess first (their rank as if they needed exactly their shortfall) and
-the search stops when the `alternatives` best changes found rank before the next candidate's
-guess. The shortfall is what one more replica lacks on that pool with every other replica where the
-plan put it, so a change that places the replica on that pool needs at least that many nodes (with
-sub-node packing too: it is the scheduler's own count of nodes the pool's pods need). Each tried
+Candidates are tried best guess first (their rank as if they needed exactly their guess) and the
+search stops when the `alternatives` best changes found rank before the next candidate's guess. Each tried
 candidate is planned at its guess and one node fewer, and searched further (bisection) only when
 the guess was wrong, so every reported count is checked by `place()`. Where the guess overstates
 what a change needs (it can, when the change works by displacing another deployment's replica
@@ -110,7 +111,7 @@ class Suggestions:
 @dataclass(frozen=True)
 class _Change:
     """One candidate: raise `cluster/pool` from `capacity`, or add it as a pool of `new_class`;
-    `guess` is the shortfall explain reported there."""
+    `guess` is the nodes it needs at least if the missing replicas land on that pool."""
 
     cluster: str
     pool: str
@@ -139,7 +140,8 @@ def suggest(fleet: Fleet, workloads: Workloads, previous: Placement | None = Non
         before = chosen[-1] if chosen else Suggestion((), (), 0, {})
         ranked = search.best(deployment, before, alternatives)
         if not ranked:
-            unplaceable.append(Unplaceable(deployment.key, status.reasons[0] if status.reasons else "no change places it"))
+            reason = status.reasons[0] if status.reasons else "no change places it"
+            unplaceable.append(Unplaceable(deployment.key, reason))
             continue
         found.extend(ranked)
         chosen.append(ranked[0])
@@ -170,11 +172,11 @@ class _Search:
             return [Suggestion(targets, before.edits, before.added_nodes, before.added_cost)]
         edited, hypothetical, placement, run = self._plan(before.edits)
         missing = deployment.spec.replicas - placement.deployments[deployment.key].scheduled
-        changes = sorted(_changes(edited, hypothetical, diagnose(run, deployment, {})),
-                         key=lambda change: _suggestion(before, targets, change, max(change.guess, 1)).rank)
+        changes = _changes(edited, hypothetical, diagnose(run, deployment, {}), missing)
+        changes.sort(key=lambda change: _suggestion(before, targets, change, change.guess).rank)
         found: list[Suggestion] = []
         for change in changes:
-            guess = _suggestion(before, targets, change, max(change.guess, 1))
+            guess = _suggestion(before, targets, change, change.guess)
             if alternatives is not None and len(found) >= alternatives and found[alternatives - 1].rank <= guess.rank:
                 break
             most = min(MAX_NODES - change.capacity, _replica_nodes(deployment) * missing)
@@ -192,7 +194,7 @@ class _Search:
 
         if most < 1:
             return None
-        guess = min(max(change.guess, 1), most)
+        guess = min(change.guess, most)
         if works(guess):
             if guess == 1 or not works(guess - 1):
                 return guess
@@ -243,14 +245,16 @@ def _with_empty_pools(fleet: Fleet, classes: frozenset[str]) -> Fleet:
         for klass in fleet.classes:
             if klass.name in classes and klass.name not in present and provisionable(cluster, klass):
                 pools.append(NodePool(name=_new_pool_name(pools, klass.name), class_name=klass.name, node_count=0))
-        clusters.append(cluster.model_copy(update={"spec": cluster.spec.model_copy(update={"node_pools": tuple(pools)})})
-                        if len(pools) > len(cluster.spec.node_pools) else cluster)
+        added = len(pools) > len(cluster.spec.node_pools)
+        spec = cluster.spec.model_copy(update={"node_pools": tuple(pools)})
+        clusters.append(cluster.model_copy(update={"spec": spec}) if added else cluster)
     return dataclasses.replace(fleet, clusters=tuple(clusters))
 
 
-def _changes(edited: Fleet, hypothetical: Fleet, explanation: Explanation) -> list[_Change]:
-    """A change per pool that lacks nodes for one more replica (an empty pool's becomes a new pool),
-    with the smallest shortfall explain gave it."""
+def _changes(edited: Fleet, hypothetical: Fleet, explanation: Explanation, missing: int) -> list[_Change]:
+    """A change per pool that lacks nodes for one more replica (an empty pool's becomes a new pool).
+    Its guess is `missing` times the smallest shortfall explain gave it (at least 1): each missing
+    replica needs at least that much more of the pool."""
     shortfalls: dict[tuple[str, str], int] = {}
     for verdict in explanation.clusters:
         for reason in verdict.reasons:
@@ -265,13 +269,14 @@ def _changes(edited: Fleet, hypothetical: Fleet, explanation: Explanation) -> li
         if pool is not None:
             klass = edited.inference_class(pool.class_name)
             changes.append(_Change(cluster_name, pool_name, None, pool.capacity, klass.spec.pricing if klass else None,
-                                   shortfall))
+                                   max(missing * shortfall, 1)))
             continue
-        empty = hypothetical.cluster(cluster_name).pool(pool_name)  # type: ignore[union-attr]
-        assert empty is not None
+        with_empty = hypothetical.cluster(cluster_name)
+        empty = with_empty.pool(pool_name) if with_empty else None
+        assert empty is not None, "a pool explain names is on the fleet it planned"
         klass = edited.inference_class(empty.class_name)
         changes.append(_Change(cluster_name, pool_name, empty.class_name, 0, klass.spec.pricing if klass else None,
-                               shortfall))
+                               max(missing * shortfall, 1)))
     return changes
 
 

@@ -78,12 +78,20 @@ CASES = [
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
 def test_suggestions(case: Case) -> None:
-    found = suggest(case.fleet, case.workloads)
+    found = suggest(case.fleet, case.workloads, alternatives=None)
     assert [(list(s.deployments), [str(e) for e in s.edits], s.added_nodes, s.to_json()["addedCostPerHour"])
             for s in found.suggestions] == case.want
     assert len(found.unplaceable) == len(case.unplaceable)
     assert [f"{u.deployment}: {u.reason}"[:len(w)] for u, w in zip(found.unplaceable, case.unplaceable)] == \
         list(case.unplaceable), "the reason starts with explain's summary"
+
+
+def test_by_default_only_the_best_change_is_reported() -> None:
+    case = next(c for c in CASES if c.name == "the cheaper of two changes of the same size comes first")
+    found = suggest(case.fleet, case.workloads)
+    assert [[str(e) for e in s.edits] for s in found.suggestions] == [case.want[0][1]]
+    assert [[str(e) for e in s.edits] for s in suggest(case.fleet, case.workloads, alternatives=2).suggestions] == \
+        [want[1] for want in case.want[:2]], "the two best, best first"
 
 
 def test_nothing_short_suggests_nothing() -> None:
