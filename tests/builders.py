@@ -38,10 +38,13 @@ def klass(name: str, *devices: dict[str, Any]) -> InferenceClass:
 
 
 def pool(name: str = "gpu", cls: str = "h100", nodes: int = 1, max_nodes: int | None = None,
-         fabric: str | None = None, fabric_id: str | None = None, sharing: str | None = None) -> dict[str, Any]:
+         fabric: str | None = None, fabric_id: str | None = None, sharing: str | None = None,
+         zero_downtime: bool = False) -> dict[str, Any]:
     spec: dict[str, Any] = {"name": name, "className": cls, "nodeCount": nodes}
     if sharing:
         spec["sharing"] = sharing
+    if zero_downtime:
+        spec["zeroDowntimeRollouts"] = True
     if max_nodes is not None:
         spec["maxNodeCount"] = max_nodes
     if fabric:

@@ -11,6 +11,10 @@ Invariants:
   `maxUnavailable: 1`, for a Deployment and a LeaderWorkerSet alike) instead of starting a surge
   copy first, which on a full pool would wait forever for a node. A replica with one copy is down
   while its pod restarts; the fleet route keeps serving from the deployment's other replicas.
+- On a pool with `zeroDowntimeRollouts`, the ledger kept room for one more pod of each size
+  (`MemberPlacement.surge`), so a Standalone engine there surges instead (`maxSurge: 1`,
+  `maxUnavailable: 0`): a new pod serves before an old one stops. Gangs never surge: Kubernetes
+  cannot schedule a group all or nothing, so two surging groups could each hold part of the room.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from modelplane.compose.pods import pod_template
 from modelplane.compose.replica import ReplicaContext
 
 NO_SURGE = {"maxSurge": 0, "maxUnavailable": 1}
+SURGE = {"maxSurge": 1, "maxUnavailable": 0}
 
 
 def engine_objects(ctx: ReplicaContext, engine: Engine) -> list[dict]:
@@ -44,6 +49,7 @@ def engine_objects(ctx: ReplicaContext, engine: Engine) -> list[dict]:
     else:
         objects.append({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": metadata,
                         "spec": {"replicas": engine.copies, "selector": {"matchLabels": ctx.engine_selector(engine)},
-                                 "strategy": {"type": "RollingUpdate", "rollingUpdate": NO_SURGE},
+                                 "strategy": {"type": "RollingUpdate",
+                                              "rollingUpdate": SURGE if placements[Role.STANDALONE].surge else NO_SURGE},
                                  "template": templates[Role.STANDALONE]}})
     return objects

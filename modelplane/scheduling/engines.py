@@ -259,7 +259,7 @@ class Placements:
 
     def __init__(self, matcher: Matcher):
         self.matcher = matcher
-        self._made: dict[tuple[int, str, str], MemberPlacement] = {}
+        self._made: dict[tuple[int, str, str, bool, bool], MemberPlacement] = {}
         self._engines: dict[tuple[int, tuple[PoolKey, ...]], dict[Role, MemberPlacement]] = {}
 
     def of(self, engine: Engine, option: Option) -> dict[Role, MemberPlacement]:
@@ -273,7 +273,7 @@ class Placements:
 
     def _member(self, engine: Engine, index: int, pool: PoolView) -> MemberPlacement:
         member = engine.members[index]
-        key = (id(member), pool.name, pool.class_name, pool.shared)
+        key = (id(member), pool.name, pool.class_name, pool.shared, pool.surge)
         made = self._made.get(key)
         if made is None:
             match = self.matcher.match_class(member.node_selector, pool)
@@ -286,7 +286,7 @@ class Placements:
                                 for kind, size in zip(pool.kinds, sizes) if size)
             made = self._made[key] = MemberPlacement.model_construct(
                 pool=pool.name, nodes=use.whole, shared_pods=use.pods - use.whole, devices=devices,
-                requests=match.claimed())
+                requests=match.claimed(), surge=pool.surge and match.claims_dra)
         return made
 
 

@@ -15,7 +15,7 @@ what each deployment holds on each pool, for `explain`. Every check touches only
 
 from __future__ import annotations
 
-from modelplane.scheduling.packing import NOTHING, Sizes, Use, need, shared_need
+from modelplane.scheduling.packing import NOTHING, Sizes, Use, need, shared_need, surge_need
 from modelplane.scheduling.snapshot import Snapshot
 
 PoolKey = tuple[str, str]  # cluster, pool
@@ -25,11 +25,13 @@ Needs = tuple[tuple[PoolKey, Use], ...]  # what an option puts on each pool
 class Load:
     """One pool's pods and the nodes they need (kept up to date on every charge)."""
 
-    __slots__ = ("capacity", "per_node", "whole", "shared", "sharing", "shared_need", "need")
+    __slots__ = ("capacity", "per_node", "surge", "whole", "shared", "sharing", "shared_need", "need")
 
-    def __init__(self, capacity: int, per_node: Sizes):
+    def __init__(self, capacity: int, per_node: Sizes, surge: bool = False):
         self.capacity = capacity
         self.per_node = per_node
+        self.surge = surge
+        """Whether the pool keeps room for a rollout's surge pod (`packing.surge_need`)."""
         self.whole = 0
         self.shared: dict[Sizes, int] = {}
         self.sharing = 0
@@ -39,6 +41,11 @@ class Load:
 
     def need_with(self, use: Use) -> int:
         whole = self.whole + use.whole
+        if self.surge:
+            merged = dict(self.shared)
+            for sizes, pods in use.shared:
+                merged[sizes] = merged.get(sizes, 0) + pods
+            return surge_need(self.per_node, whole, merged)
         if use.shared:
             merged = dict(self.shared)
             for sizes, pods in use.shared:
@@ -64,7 +71,7 @@ _EMPTY = Load(0, ())
 
 class Ledger:
     def __init__(self, snapshot: Snapshot):
-        self.loads = {pool.key: Load(pool.capacity, pool.per_node) for cluster in snapshot.clusters
+        self.loads = {pool.key: Load(pool.capacity, pool.per_node, pool.surge) for cluster in snapshot.clusters
                       for pool in cluster.pools}
         self._holders: dict[PoolKey, dict[str, Use]] = {}
         self._sorted_holders: dict[PoolKey, dict[str, Use]] = {}

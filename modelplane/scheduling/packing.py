@@ -28,6 +28,13 @@ S - k <= C x (D - k) implies: the rule here admits everything that one does, and
 4 of 8 GPUs on two nodes: the simpler rule refuses, this one admits). It is sufficient, not
 necessary: it can ask for a node more than the worst scheduler would strand, never one less. `tests/scheduling/test_packing.py`
 checks it against an adversarial greedy scheduler on every pool state the ledger accepts.
+
+Surge room (`zeroDowntimeRollouts` pools, `surge_need`): the pool is admitted for its pods plus one
+more pod of any size present, so a Standalone engine's surge pod (maxSurge 1) always lands. When
+several engines roll out at once, one surge pod at a time is sure of a node; the others wait until
+an old pod is gone, which brings the pool back to the admitted pods, so rollouts finish one after
+another and never deadlock (each surge copy is one pod; gangs do not surge, as Kubernetes cannot
+schedule a group of pods all or nothing).
 """
 
 from __future__ import annotations
@@ -69,6 +76,17 @@ def need(per_node: Sizes, whole: int, shared: Mapping[Sizes, int]) -> int:
     sharing = sum(shared.values())
     most = whole + sharing if whole else 0
     return max(most, whole + shared_need(per_node, shared)) if sharing else most
+
+
+def surge_need(per_node: Sizes, whole: int, shared: Mapping[Sizes, int]) -> int:
+    """`need` with room for one more pod of any size present: the nodes on which the pods and any one
+    extra pod of a size they have (a rollout's surge pod) all land, whatever nodes are picked."""
+    most = need(per_node, whole, shared)
+    if whole:
+        most = max(most, need(per_node, whole + 1, shared))
+    for sizes, pods in shared.items():
+        most = max(most, need(per_node, whole, {**shared, sizes: pods + 1}))
+    return most
 
 
 def shared_need(per_node: Sizes, shared: Mapping[Sizes, int]) -> int:

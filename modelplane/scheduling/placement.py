@@ -15,7 +15,8 @@ Pulumi Placement resource's state, so the CLI replays stickiness exactly as the 
 0 when its pods share nodes or it claims no DRA device), `sharedPods` the pods that share nodes
 (pods x copies, else 0), `devices` what each pod claims of each kind of device (`perNode`: how many
 a node has), and `requests` the DRA requests the member's ResourceClaimTemplate carries (synthetic
-matches are never claimed). A pool's used nodes are its whole nodes plus what its shared pods need
+matches are never claimed). `surge` (written only when true) says the member's pool keeps room for
+a rollout's surge pod. A pool's used nodes are its whole nodes plus what its shared pods need
 (`pool_need`, the ledger's rule), so the document alone says what every pool needs. Replicas are sorted by (deployment, cluster, index) and maps by key, so the same
 placement always serializes to the same bytes.
 """
@@ -30,7 +31,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from modelplane.api.base import Role
-from modelplane.scheduling.packing import need
+from modelplane.scheduling.packing import need, surge_need
 
 PLACEMENT_VERSION = 1
 
@@ -62,6 +63,8 @@ class MemberPlacement(_Doc):
     shared_pods: Annotated[int, Field(ge=0, alias="sharedPods")] = 0
     devices: tuple[DeviceUse, ...] = ()
     requests: tuple[ResolvedRequest, ...] = ()
+    surge: bool = Field(default=False, exclude_if=lambda surge: not surge)
+    """The member's pool keeps room for a rollout's surge pod (`zeroDowntimeRollouts`); written only when true."""
 
     @property
     def share(self) -> Decimal:
@@ -72,9 +75,11 @@ class MemberPlacement(_Doc):
 
 
 def pool_need(members: Iterable[MemberPlacement]) -> int:
-    """The nodes a pool's members need: their whole nodes plus what the shared pods need together."""
-    whole, shared, per_node = 0, [], {}
+    """The nodes a pool's members need: their whole nodes plus what the shared pods need together,
+    with room for a surge pod when the pool keeps it (the ledger's rule)."""
+    whole, shared, per_node, surge = 0, [], {}, False
     for member in members:
+        surge = surge or member.surge
         whole += member.nodes
         if member.shared_pods:
             shared.append(member)
@@ -85,7 +90,7 @@ def pool_need(members: Iterable[MemberPlacement]) -> int:
         claimed = {use.device: use.count for use in member.devices}
         sizes = tuple(claimed.get(kind, 0) for kind in kinds)
         pods[sizes] = pods.get(sizes, 0) + member.shared_pods
-    return need(tuple(per_node[kind] for kind in kinds), whole, pods)
+    return (surge_need if surge else need)(tuple(per_node[kind] for kind in kinds), whole, pods)
 
 
 class Replica(_Doc):

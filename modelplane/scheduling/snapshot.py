@@ -55,6 +55,8 @@ class PoolView:
     """Whether pods that claim part of a node may share nodes (`sharing: Shared`)."""
     order: int
     """The pool's place in its cluster's list."""
+    surge: bool
+    """Whether the pool keeps room for a rollout's surge pod (`zeroDowntimeRollouts`)."""
     pricing: Pricing | None
 
     @property
@@ -127,6 +129,6 @@ def _cluster_view(cluster: InferenceCluster, position: int, devices: dict[str, t
     pools = tuple(
         PoolView(cluster.name, pool.name, pool.class_name, pool.capacity, pool.fabric.identity,
                  devices.get(pool.class_name, ()), pool.sharing is Sharing.SHARED, order,
-                 pricing.get(pool.class_name))
+                 pool.zero_downtime_rollouts, pricing.get(pool.class_name))
         for order, pool in enumerate(cluster.spec.node_pools))
     return ClusterView(cluster.name, position, dict(cluster.labels), cluster.spec.taints, pools)

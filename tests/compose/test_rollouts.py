@@ -1,12 +1,15 @@
 """Rollouts need no node the ledger did not reserve: every engine workload replaces copies one at a
 time (maxSurge 0, maxUnavailable 1), whatever its shape. The Kubernetes default (maxSurge 25%,
-rounded up to 1) would start a surge copy first and wait forever on a full pool."""
+rounded up to 1) would start a surge copy first and wait forever on a full pool. On a pool with
+zeroDowntimeRollouts the ledger kept room for a surge pod, so Standalone engines there surge."""
 
 from __future__ import annotations
 
 import pytest
 
-from tests.compose.helpers import compose, deployment, engine, everything, find, member
+from modelplane.api import Fleet
+from tests.builders import cluster, pool
+from tests.compose.helpers import FLEET, H100, compose, deployment, engine, everything, find, member
 
 NO_SURGE = {"maxSurge": 0, "maxUnavailable": 1}
 
@@ -33,3 +36,19 @@ def test_the_gang_keeps_its_group_restart_policy_beside_the_rollout() -> None:
     gang = find(everything(compose(CASES[2][1])), "LeaderWorkerSet")  # type: ignore[arg-type]
     assert gang["spec"]["leaderWorkerTemplate"]["restartPolicy"] == "RecreateGroupOnPodRestart"
     assert gang["spec"]["rolloutStrategy"]["rollingUpdateConfiguration"] == NO_SURGE
+
+
+SURGE_FLEET = Fleet(clusters=(cluster("gpu-a", pool("h100", "h100", nodes=8, zero_downtime=True)),), classes=(H100,),
+                    gateway=FLEET.gateway)
+
+
+def test_a_standalone_engine_on_a_zero_downtime_pool_surges() -> None:
+    """The ledger kept room for one more pod of its size, so the new pod starts before an old one stops."""
+    objects = everything(compose(CASES[1][1], fleet=SURGE_FLEET))  # type: ignore[arg-type]
+    assert find(objects, "Deployment")["spec"]["strategy"] == {"type": "RollingUpdate",
+                                                               "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0}}
+
+
+def test_a_gang_on_a_zero_downtime_pool_still_replaces_one_group_at_a_time() -> None:
+    objects = everything(compose(CASES[2][1], fleet=SURGE_FLEET))  # type: ignore[arg-type]
+    assert find(objects, "LeaderWorkerSet")["spec"]["rolloutStrategy"]["rollingUpdateConfiguration"] == NO_SURGE
