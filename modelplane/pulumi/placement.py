@@ -6,10 +6,21 @@ DESIGN section 3, exactly:
   they are known at preview.
 - `check(olds, news)` re-validates the objects (`load_objects`; each `Problem` becomes a
   `CheckFailure(property=field path, reason=message)`), runs `place(fleet, workloads,
-  previous=olds' placement)` and returns the inputs with `placement` added. The engine returns a
-  check()ed resource's inputs as its outputs during preview, so the placement is known there too.
-- `create`/`update` echo the checked inputs; `diff` reports changes and never a replacement (a
-  replacement would re-run check without olds and lose every pin); `delete` is a no-op.
+  previous=olds' placement)` and returns the inputs with `placement`, its `deployments` outline and
+  the `manifests` digests added. The engine returns a check()ed resource's inputs as its outputs
+  during preview, so the placement is known there too.
+- `create`/`update` echo the checked inputs; `diff` never asks for a replacement (a replacement
+  would re-run check without olds and lose every pin); `delete` is a no-op.
+- What `pulumi preview --diff` shows (docs/pulumi.md, "Reviewing a change"): `deployments`
+  (`modelplane.scheduling.diff.outline`) names the replicas created, removed or re-placed per
+  deployment, and `manifests` (`digests`) the objects an edit touches; `objects` and `placement` are
+  registered with `hide_diffs` and show as one `(hidden)` line each. The Python dynamic provider
+  cannot return a detailed diff (its `DiffResult` has changes, replaces, stables and
+  delete_before_replace only), and without one the engine prints every property of an updated
+  resource, unchanged ones included. So `diff` answers "no changes" itself and otherwise "unknown",
+  on which the engine diffs the old and new inputs itself and prints only the changed paths. When
+  every changed path is hidden the engine prints all the old inputs instead; a change of `objects`
+  always changes a digest, so that only happens when the placement document alone changes.
 - Strict mode turns a short deployment into a check failure (an error in preview and up).
 - When the inputs equal the olds' inputs and the olds hold a placement document, check() returns
   that placement without loading or planning: `place` is a pure function and re-planning its own
@@ -26,6 +37,8 @@ the modelplane API has no float fields, so this loses nothing.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Mapping
 from typing import Any, TypedDict
 
@@ -43,13 +56,19 @@ from pulumi.output import contains_unknowns
 from pulumi.runtime.rpc import UNKNOWN
 
 from modelplane.api import ManifestErrors, Manifests, Problem, dump_objects, load_objects
+from modelplane.api.served import object_key
 from modelplane.scheduling import DeploymentStatus, Placement, StateError, place
+from modelplane.scheduling.diff import outline
 from modelplane.scheduling.placement import PLACEMENT_VERSION
 
 PLACEMENT_ID = "modelplane-placement"
 INPUTS = ("objects", "strict")
-"""The resource's inputs; `placement` is added by check()."""
-STATE = (*INPUTS, "placement")
+"""The resource's inputs; `placement`, `deployments` and `manifests` are added by check()."""
+SHOWN = ("deployments", "manifests")
+"""Added by check() for `pulumi preview --diff` to show (see the module docstring)."""
+STATE = (*INPUTS, "placement", *SHOWN)
+HIDDEN = ("objects", "placement")
+"""Left out of what `pulumi preview --diff` prints (`hide_diffs`): `deployments` and `manifests` say it short."""
 
 
 class PlacementUnknownError(Exception):
@@ -87,9 +106,10 @@ class PlacementProvider(ResourceProvider):
         unchanged = _unchanged(olds, inputs)
         if unchanged is not None:
             return unchanged
+        objects = from_wire(inputs["objects"])
         try:
             # Where the gateway runs is not an input of the placement, and the program checked it.
-            manifests = load_objects(from_wire(inputs["objects"]), source="objects", control_cluster=True)
+            manifests = load_objects(objects, source="objects", control_cluster=True)
         except ManifestErrors as errors:
             return CheckResult(inputs, [check_failure(problem) for problem in errors.errors])
         previous: Placement | None = None
@@ -101,11 +121,15 @@ class PlacementProvider(ResourceProvider):
                     f"the previous placement in the stack's state cannot be read ({error}); "
                     "fix it with `pulumi stack export`/`import` rather than losing every pin"))])
         placement = place(manifests.fleet, manifests.workloads, previous)
-        return CheckResult({**inputs, "placement": placement.to_json()}, _strict(inputs, placement.deployments))
+        return CheckResult({**inputs, "placement": placement.to_json(), **_shown(objects, placement)},
+                           _strict(inputs, placement.deployments))
 
     def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
-        changed = [key for key in STATE if from_wire(olds.get(key)) != from_wire(news.get(key))]
-        return DiffResult(changes=bool(changed), replaces=[], stables=[], delete_before_replace=False)
+        """`changes=False` when every property of the state is as before; otherwise `changes=None`
+        ("unknown"): the engine then diffs the old and new inputs itself and keeps that as the step's
+        detailed diff, which is what `--diff` prints (see the module docstring). Never a replacement."""
+        changed = any(from_wire(olds.get(key)) != from_wire(news.get(key)) for key in STATE)
+        return DiffResult(changes=None if changed else False, replaces=[], stables=[], delete_before_replace=False)
 
     def create(self, props: dict[str, Any]) -> CreateResult:
         return CreateResult(PLACEMENT_ID, _echo(props))
@@ -118,7 +142,9 @@ class PlacementProvider(ResourceProvider):
 
 
 def _unchanged(olds: dict[str, Any], inputs: dict[str, Any]) -> CheckResult | None:
-    """The previous placement, when its inputs are exactly these (see the module docstring)."""
+    """The previous placement, when its inputs are exactly these (see the module docstring), with the
+    olds' `deployments` and `manifests`: they follow from the placement and the objects alone. A
+    state written before they existed gets them computed (reading the whole document, once)."""
     placement = from_wire(olds.get("placement"))
     if not isinstance(placement, dict) or placement.get("version") != PLACEMENT_VERSION:
         return None
@@ -126,9 +152,29 @@ def _unchanged(olds: dict[str, Any], inputs: dict[str, Any]) -> CheckResult | No
         return None
     try:
         statuses = {key: DeploymentStatus.model_validate(status) for key, status in placement["deployments"].items()}
+        shown = {key: olds[key] for key in SHOWN if isinstance(olds.get(key), dict)}  # strings only
+        if len(shown) < len(SHOWN):
+            shown = _shown(from_wire(inputs["objects"]), Placement.from_json(placement))
     except (KeyError, AttributeError, ValueError):
         return None  # not a placement document after all: plan, and report what is wrong with it
-    return CheckResult({**inputs, "placement": placement}, _strict(inputs, statuses))
+    return CheckResult({**inputs, "placement": placement, **shown}, _strict(inputs, statuses))
+
+
+def _shown(objects: list[dict[str, Any]], placement: Placement) -> dict[str, Any]:
+    """The properties `--diff` shows: the placement's outline and the objects' digests."""
+    return {"deployments": outline(placement), "manifests": digests(objects)}
+
+
+def digests(objects: list[dict[str, Any]]) -> dict[str, str]:
+    """`Kind namespace/name` (`Kind name` without a namespace) -> the first 12 hex digits of the
+    SHA-256 of the object's canonical JSON: a short value that changes when anything in it does."""
+    found: dict[str, str] = {}
+    for obj in objects:
+        kind, namespace, name = object_key(obj)
+        canonical = json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        found[f"{kind} {namespace}/{name}" if namespace else f"{kind} {name}"] = \
+            hashlib.sha256(canonical.encode()).hexdigest()[:12]
+    return found
 
 
 def _strict(inputs: dict[str, Any], statuses: Mapping[str, DeploymentStatus]) -> list[CheckFailure]:
@@ -171,10 +217,16 @@ class FleetPlacement(Resource, module="modelplane", name="Placement"):
     strict: pulumi.Output[bool]
     placement: pulumi.Output[dict[str, Any]]
     """The placement document (`modelplane.scheduling.Placement.to_json()`), known at preview."""
+    deployments: pulumi.Output[dict[str, Any]]
+    """The placement outlined per deployment (`modelplane.scheduling.diff.outline`), for `--diff`."""
+    manifests: pulumi.Output[dict[str, str]]
+    """`Kind namespace/name` -> a digest of the object (`digests`), for `--diff`."""
 
     def __init__(self, name: str, args: FleetPlacementArgs, opts: pulumi.ResourceOptions | None = None):
-        props = {"objects": dump_objects(args["manifests"]), "strict": args["strict"], "placement": None}
-        super().__init__(PlacementProvider(), name, props, opts)
+        props = {"objects": dump_objects(args["manifests"]), "strict": args["strict"],
+                 "placement": None, "deployments": None, "manifests": None}
+        hidden = pulumi.ResourceOptions(hide_diffs=list(HIDDEN))
+        super().__init__(PlacementProvider(), name, props, pulumi.ResourceOptions.merge(opts, hidden))
 
 
 UNKNOWN_MESSAGE = (

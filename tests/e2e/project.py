@@ -118,6 +118,10 @@ class Project:
         done = self.run("preview", "--json", *flags, check=check)
         return (json.loads(done.stdout) if done.stdout.strip().startswith("{") else {}), done
 
+    def preview_diff(self, *flags: str) -> str:
+        """`pulumi preview --diff` as a reviewer reads it: the engine's own text rendering, uncolored."""
+        return self.run("preview", "--diff", "--color", "never", *flags).stdout
+
     def up(self, *flags: str) -> list[dict[str, Any]]:
         """`pulumi up --yes --json`: the engine's events, in the order it emitted them."""
         done = self.run("up", "--yes", "--skip-preview", "--json", *flags)

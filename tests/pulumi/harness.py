@@ -3,7 +3,8 @@
 `Engine` is a `pulumi.runtime.Mocks` that records every registration and plays the engine's part
 for dynamic resources, as the Pulumi engine does with the python dynamic-provider plugin: it
 deserializes `__provider` (dill), calls `check(olds, news)` with the prior checked inputs as olds,
-raises on check failures, and then, on `up`, `create` (new) or `diff` + `update` (existing); on
+raises on check failures, and then, on `up`, `create` (new) or `diff` + `update` (existing, when
+`updates`); on
 `preview` it returns the checked inputs as the outputs. Its `state` carries the dynamic resources'
 inputs/outputs from one run to the next, like a stack's state file.
 
@@ -24,6 +25,7 @@ from typing import Any
 import dill
 import pulumi
 import yaml
+from pulumi.dynamic import DiffResult
 from pulumi.runtime import settings as runtime_settings
 from pulumi.runtime.mocks import MockMonitor
 
@@ -117,7 +119,7 @@ class Engine(pulumi.runtime.Mocks):
             diff = provider.diff(identifier, prior["outputs"], checked)
             assert not diff.replaces, "the placement must never be replaced"
             outputs = prior["outputs"]
-            if diff.changes:
+            if updates(diff, prior["inputs"], checked):
                 self.calls.append("update")
                 outputs = provider.update(identifier, prior["outputs"], checked).outs
         self.state[args.name] = {"id": identifier, "inputs": checked, "outputs": outputs}
@@ -130,6 +132,12 @@ class Engine(pulumi.runtime.Mocks):
         found = [r for r in self.registered if r.name == name]
         assert len(found) == 1, f"{len(found)} resources named {name}"
         return found[0]
+
+
+def updates(diff: DiffResult, old_inputs: dict[str, Any], new_inputs: dict[str, Any]) -> bool:
+    """Whether the engine updates after `diff`: the provider's answer, or, when it answers "unknown"
+    (`changes` None), the engine's own comparison of the old and new inputs."""
+    return diff.changes if diff.changes is not None else old_inputs != new_inputs
 
 
 def computed(typ: str, name: str) -> dict[str, Any]:

@@ -27,8 +27,10 @@ from pulumi.dynamic.dynamic import serialize_provider
 from pulumi.runtime.rpc import UNKNOWN
 
 from modelplane.api import dump_objects, load
-from modelplane.pulumi.placement import PLACEMENT_ID, PlacementProvider
+from modelplane.pulumi.placement import HIDDEN, PLACEMENT_ID, SHOWN, STATE, PlacementProvider, digests
 from modelplane.scheduling import Placement, place
+from modelplane.scheduling.diff import Change, diff
+from tests.pulumi.harness import updates
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = dump_objects(load([ROOT / "examples" / "multi-cloud"]))
@@ -115,9 +117,9 @@ class Stack:
             self.state = {"inputs": checked, "outputs": wire(created.outs)}
         else:
             self.calls.append("diff")
-            diff = self.provider.diff(PLACEMENT_ID, self.state["outputs"], checked)
-            assert diff.replaces == [] and not diff.delete_before_replace, "the placement is never replaced"
-            if diff.changes:
+            answer = self.provider.diff(PLACEMENT_ID, self.state["outputs"], checked)
+            assert answer.replaces == [] and not answer.delete_before_replace, "the placement is never replaced"
+            if updates(answer, self.state["inputs"], checked):
                 self.calls.append("update")
                 self.state = {"inputs": checked, "outputs": wire(self.provider.update(PLACEMENT_ID,
                                                                                       self.state["outputs"],
@@ -139,7 +141,7 @@ def test_first_run_creates_the_placement_the_cli_plans() -> None:
     assert slots(placement) == FIRST
     manifests = load([ROOT / "examples" / "multi-cloud"])
     assert placement == place(manifests.fleet, manifests.workloads)
-    assert stack.state is not None and set(stack.state["outputs"]) == {"objects", "strict", "placement"}
+    assert stack.state is not None and set(stack.state["outputs"]) == set(STATE)
 
 
 def test_unchanged_manifests_diff_to_no_change() -> None:
@@ -212,15 +214,82 @@ def test_a_cluster_that_comes_back_gets_nothing_back() -> None:
     assert slots(stack.up(DEMO))["ml-team/qwen3-8b"] == moved["ml-team/qwen3-8b"]
 
 
-def test_diff_reports_changes_and_never_a_replacement() -> None:
+def test_diff_leaves_a_change_for_the_engine_to_detail_and_never_replaces() -> None:
+    """A change is answered "unknown" (None): the engine then diffs the inputs itself, and that
+    detailed diff is what `--diff` prints; no change is answered as such."""
     provider = PlacementProvider()
     first = provider.check({}, wire({"objects": DEMO, "strict": False})).inputs
     second = provider.check(first, wire({"objects": edited(scale("qwen3-8b", 3)), "strict": False})).inputs
-    diff = provider.diff(PLACEMENT_ID, wire(first), wire(second))
-    assert (diff.changes, diff.replaces, diff.delete_before_replace) == (True, [], False)
+    changed = provider.diff(PLACEMENT_ID, wire(first), wire(second))
+    assert (changed.changes, changed.replaces, changed.delete_before_replace) == (None, [], False)
     same = provider.diff(PLACEMENT_ID, wire(first), wire(provider.check(first, wire({"objects": DEMO,
                                                                                       "strict": False})).inputs))
     assert (same.changes, same.replaces) == (False, [])
+
+
+MISSING = object()
+
+
+def shown(olds: dict[str, Any], news: dict[str, Any]) -> set[str]:
+    """What `pulumi preview --diff` prints for the updated resource: the engine's detailed diff of the
+    old and new inputs (every changed leaf), a `hide_diffs` property as one `(hidden)` line."""
+    paths: set[str] = set()
+
+    def walk(path: str, old: Any, new: Any) -> None:
+        if isinstance(old, dict) and isinstance(new, dict):
+            for key in old.keys() | new.keys():
+                walk(f"{path}[{key}]", old.get(key, MISSING), new.get(key, MISSING))
+        elif old != new:
+            paths.add(path)
+
+    for key in olds.keys() | news.keys():
+        if key in HIDDEN:
+            paths |= {f"{key} (hidden)"} if olds.get(key) != news.get(key) else set()
+        else:
+            walk(key, olds.get(key, MISSING), news.get(key, MISSING))
+    return paths
+
+
+def checked_pair(*edits: Edit) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The checked inputs of a first run on the demo and of the next run with `edits`, off the wire."""
+    provider = PlacementProvider()
+    first = wire(provider.check({}, wire({"objects": DEMO, "strict": False})).inputs)
+    return first, wire(provider.check(first, wire({"objects": edited(*edits), "strict": False})).inputs)
+
+
+def test_a_scale_up_shows_the_new_replica_and_the_edited_manifest_only() -> None:
+    first, second = checked_pair(scale("qwen3-8b", 3))
+    fleet = load([ROOT / "examples" / "multi-cloud"]).fleet
+    [created] = diff(Placement.from_json(first["placement"]), Placement.from_json(second["placement"]),
+                     fleet, fleet).of(Change.CREATE)
+    assert created.after is not None
+    assert shown(first, second) == {
+        "objects (hidden)", "placement (hidden)", "manifests[ModelDeployment ml-team/qwen3-8b]",
+        "deployments[ml-team/qwen3-8b][scheduled]",
+        f"deployments[ml-team/qwen3-8b][replicas][{created.after.cluster}#{created.after.index}]"}
+    assert second["deployments"]["ml-team/qwen3-8b"]["scheduled"] == "3/3"
+
+
+def test_an_edit_that_moves_nothing_shows_only_the_edited_manifest() -> None:
+    assert shown(*checked_pair(change_args("qwen-demo"))) == {
+        "objects (hidden)", "manifests[ModelDeployment ml-team/qwen-demo]"}
+
+
+def test_a_drain_shows_the_replicas_that_leave_and_where_they_land() -> None:
+    first, second = checked_pair(taint("gke-us-central", "NoExecute"))
+    replicas = {path for path in shown(first, second) if path.endswith("]") and "[replicas]" in path}
+    assert replicas == {"deployments[ml-team/qwen-demo][replicas][gke-us-central#0]",
+                        "deployments[ml-team/qwen3-8b][replicas][gke-us-central#0]",
+                        "deployments[ml-team/qwen3-8b][replicas][eks-us-west#1]"}, replicas
+    assert "manifests[InferenceCluster gke-us-central]" in shown(first, second)
+
+
+def test_the_digests_name_every_object_and_change_with_any_field_of_one() -> None:
+    before = digests(DEMO)
+    assert len(before) == len(DEMO) and "InferenceCluster eks-us-west" in before
+    after = digests(edited(change_args("qwen-demo")))
+    assert {key for key in before if before[key] != after[key]} == {"ModelDeployment ml-team/qwen-demo"}
+    assert all(len(value) == 12 for value in after.values())
 
 
 def test_delete_is_a_no_op() -> None:
@@ -286,9 +355,24 @@ def test_unchanged_inputs_return_the_previous_placement_without_planning(monkeyp
 
     monkeypatch.setattr("modelplane.pulumi.placement.place", no_planning)
     again = provider.check(olds, wire({"objects": edited(huge), "strict": False}))
-    assert (again.failures, again.inputs["placement"]) == ([], first.inputs["placement"])
+    assert (again.failures, again.inputs) == ([], olds)
     strict_olds = {**olds, "strict": True}
     strict = provider.check(strict_olds, wire({"objects": edited(huge), "strict": True}))
     assert [f.property for f in strict.failures] == ["placement.deployments['ml-team/huge']"]
     with pytest.raises(AssertionError, match="planned although nothing changed"):
         provider.check(olds, wire({"objects": edited(huge, scale("qwen-demo", 2)), "strict": False}))
+
+
+def test_a_state_without_the_shown_properties_gets_them_without_planning(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A stack last updated before `deployments` and `manifests` existed: its unchanged inputs still
+    take the path that does not plan, and the two properties are computed from the state."""
+    provider = PlacementProvider()
+    first = wire(provider.check({}, wire({"objects": DEMO, "strict": False})).inputs)
+    older = {key: value for key, value in first.items() if key not in SHOWN}
+
+    def no_planning(*_: Any) -> None:
+        raise AssertionError("check() planned although nothing changed")
+
+    monkeypatch.setattr("modelplane.pulumi.placement.place", no_planning)
+    again = provider.check(older, wire({"objects": DEMO, "strict": False}))
+    assert again.failures == [] and wire(again.inputs) == first
