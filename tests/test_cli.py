@@ -118,6 +118,21 @@ def test_exit_codes(argv: list[str], code: int, capsys: pytest.CaptureFixture[st
     assert "Traceback" not in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("argv", [["plan", DEMO, "--format", "json"], ["plan", "/nonexistent"]], ids=["ok", "error"])
+def test_a_command_leaves_the_garbage_collector_as_it_found_it(argv: list[str]) -> None:
+    import gc
+
+    assert gc.isenabled()
+    main(argv)
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        main(argv)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
 @pytest.mark.parametrize("content, message", [
     ("{not json", "the state file is not JSON"),
     ('{"version": 1, "replicas": [{"deployment": "a/b"}]}', "replicas.0.cluster: Field required"),

@@ -170,14 +170,16 @@ class _LineWalker:
                                                 "a key may appear once in a mapping"))
                     continue
                 first[key] = line
-                self.lines[(*loc, key)] = line
-                mapping[self._scalar(key_node)] = self.walk(value_node, (*loc, key))
+                child = (*loc, key)
+                self.lines[child] = line
+                mapping[self._scalar(key_node)] = self.walk(value_node, child)
             return mapping
         self.exotic |= node.tag != _SEQ
         sequence = []
         for index, item in enumerate(node.value):
-            self.lines[(*loc, index)] = item.start_mark.line + 1
-            sequence.append(self.walk(item, (*loc, index)))
+            child = (*loc, index)
+            self.lines[child] = item.start_mark.line + 1
+            sequence.append(self.walk(item, child))
         return sequence
 
     def _scalar(self, node: yaml.ScalarNode) -> Any:
