@@ -240,12 +240,15 @@ def _choice(engine: Engine, chosen: Option, options: Options, trial: Trial, run:
 
 
 _PARTS = ("fewer devices per node", "less device memory", "cheaper", "earlier in the cluster's pool list")
+_PRICE = Score._fields.index("price")
 
 
 def _decided(chosen: Option, other: Option) -> str:
     if len({p.key for p in chosen.pools}) != len({p.key for p in other.pools}):
         return "one pool for the whole engine before a split"
     part = next((i for i, (a, b) in enumerate(zip(chosen.score, other.score)) if a != b), len(_PARTS) - 1)
+    if part == _PRICE and chosen.score.price[0] != other.score.price[0]:
+        return "priced before unpriced"
     return _PARTS[part]
 
 
