@@ -22,11 +22,14 @@ unchanged stack), with the previous placement as olds.
 
 Targets (issue 9): 1,000 x 10,000: load + place <= 15 s, re-place <= 5 s, peak RSS <= 1.5 GB;
 100 x 1,000 with --cli: <= 2 s cold, <= 1 s with --state, check() unchanged well under 1 s.
+The README's "Performance" section has the figures, where each process spends its time, and what
+is not met.
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import random
 import resource
@@ -207,9 +210,12 @@ def fleet_yaml(clusters_: int, deployments_: int, load: float, seed: int) -> str
 
 def timed(repeat: int, run: Callable[[bool], T]) -> tuple[T, str]:
     """Run `run` `repeat` times; the first result, and the wall-clock best and median with the CPU
-    time of the best run (a busy machine shows as a gap between wall and CPU)."""
+    time of the best run (a busy machine shows as a gap between wall and CPU). Each run starts after a
+    full collection, so that neither its time nor the peak RSS depends on when the collector frees
+    the earlier runs' placements (they hold reference cycles)."""
     walls, cpus, result = [], [], None
     for index in range(repeat):
+        gc.collect()
         wall, cpu = time.perf_counter(), time.process_time()
         value = run(index == 0)
         walls.append(time.perf_counter() - wall)
