@@ -94,6 +94,9 @@ def _parser() -> argparse.ArgumentParser:
     capacity.add_argument("paths", nargs="+", metavar="PATH", help="manifest files or directories")
     capacity.add_argument("--state", metavar="FILE", help="a previous `plan --format json` output to retain from")
     capacity.add_argument("--format", choices=("table", "json"), default="table")
+    capacity.add_argument("--alternatives", metavar="N", type=_count, default=1,
+                          help="how many changes to list per short deployment, best first (0: every one that works; "
+                               "each one more costs plans); default 1")
     capacity.set_defaults(command=_capacity)
 
     crds = commands.add_parser("crds", help="print the CustomResourceDefinitions of every modelplane.ai kind")
@@ -217,12 +220,18 @@ def _explain(args: argparse.Namespace) -> int:
     return 0
 
 
+def _count(text: str) -> int:
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"expected a whole number of 0 or more, got {text!r}")
+    return int(text)
+
+
 def _capacity(args: argparse.Namespace) -> int:
     from modelplane import capacity_report
     from modelplane.scheduling.capacity import suggest
 
     manifests = _load(args.paths)
-    found = suggest(manifests.fleet, manifests.workloads, _state(args.state))
+    found = suggest(manifests.fleet, manifests.workloads, _state(args.state), alternatives=args.alternatives or None)
     if args.format == "json":
         sys.stdout.write(indented(found.to_json()))
     else:

@@ -221,6 +221,19 @@ def test_capacity_prints_what_if_edits_that_place_the_short_deployment(capsys: p
                    for key in suggestion["deployments"])
 
 
+def test_capacity_lists_as_many_alternatives_as_asked_best_first(tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    scaled = str(copy_demo(tmp_path / "scaled", lambda docs: scale(docs, 40)))
+    listed = {n: json.loads(run(capsys, "capacity", scaled, "--format", "json", *flags)[1])["suggestions"]
+              for n, flags in ((1, ()), (3, ("--alternatives", "3")), (0, ("--alternatives", "0")))}
+    assert len(listed[1]) == 1 and len(listed[3]) == 3 and len(listed[0]) >= 3
+    assert listed[3][0] == listed[1][0] and listed[0][:3] == listed[3]
+    assert [s["addedNodes"] for s in listed[3]] == sorted(s["addedNodes"] for s in listed[3])
+    with pytest.raises(SystemExit) as exit_:
+        main(["capacity", scaled, "--alternatives", "-1"])
+    assert exit_.value.code == 2 and "expected a whole number of 0 or more, got '-1'" in capsys.readouterr().err
+
+
 def test_the_readme_shows_what_capacity_prints(capsys: pytest.CaptureFixture[str]) -> None:
     command = "modelplane capacity examples/qwen3-8b/fleet.yaml examples/scaled.yaml"
     readme = (EXAMPLES.parent / "README.md").read_text()

@@ -24,11 +24,12 @@ the deployment and one more replica for lack of nodes, with how many nodes they 
 shortfall): only the clusters the deployment may run on (clusterSelector, ModelCache, taints and
 tolerations), only pools whose class its selectors match, and splits only within a fabric. Those
 pools are the candidates; a change anywhere else could help only by moving another deployment out
-of the way, and is not looked for. Each candidate's guess of the nodes it needs is the shortfall
-times the deployment's missing replicas: the shortfall is what one more replica lacks on that pool
-with every other replica where the plan put it (the scheduler's own count, sub-node packing
-included), and each further replica needs at least as much, so a change that places the missing
-replicas on that pool needs at least the guess.
+of the way, and is not looked for. Each candidate's guess of the nodes it needs is its shortfall:
+what one more replica lacks on that pool with every other replica where the plan put it (the
+scheduler's own count, sub-node packing included), so a change that places the missing replicas on
+that pool needs at least the guess. Further replicas do not each need as much again (with sub-node
+packing, eight 1-GPU replicas may share the one node the first lacked), so the guess is not
+multiplied by the missing replicas.
 
 Candidates are tried best guess first (their rank as if they needed exactly their guess) and the
 search stops when the `alternatives` best changes found rank before the next candidate's guess. Each tried
@@ -172,7 +173,7 @@ class _Search:
             return [Suggestion(targets, before.edits, before.added_nodes, before.added_cost)]
         edited, hypothetical, placement, run = self._plan(before.edits)
         missing = deployment.spec.replicas - placement.deployments[deployment.key].scheduled
-        changes = _changes(edited, hypothetical, diagnose(run, deployment, {}), missing)
+        changes = _changes(edited, hypothetical, diagnose(run, deployment, {}))
         changes.sort(key=lambda change: _suggestion(before, targets, change, change.guess).rank)
         found: list[Suggestion] = []
         for change in changes:
@@ -251,10 +252,10 @@ def _with_empty_pools(fleet: Fleet, classes: frozenset[str]) -> Fleet:
     return dataclasses.replace(fleet, clusters=tuple(clusters))
 
 
-def _changes(edited: Fleet, hypothetical: Fleet, explanation: Explanation, missing: int) -> list[_Change]:
+def _changes(edited: Fleet, hypothetical: Fleet, explanation: Explanation) -> list[_Change]:
     """A change per pool that lacks nodes for one more replica (an empty pool's becomes a new pool).
-    Its guess is `missing` times the smallest shortfall explain gave it (at least 1): each missing
-    replica needs at least that much more of the pool."""
+    Its guess is the smallest shortfall explain gave it (at least 1): the first missing replica needs
+    that much more of the pool."""
     shortfalls: dict[tuple[str, str], int] = {}
     for verdict in explanation.clusters:
         for reason in verdict.reasons:
@@ -269,14 +270,14 @@ def _changes(edited: Fleet, hypothetical: Fleet, explanation: Explanation, missi
         if pool is not None:
             klass = edited.inference_class(pool.class_name)
             changes.append(_Change(cluster_name, pool_name, None, pool.capacity, klass.spec.pricing if klass else None,
-                                   max(missing * shortfall, 1)))
+                                   max(shortfall, 1)))
             continue
         with_empty = hypothetical.cluster(cluster_name)
         empty = with_empty.pool(pool_name) if with_empty else None
         assert empty is not None, "a pool explain names is on the fleet it planned"
         klass = edited.inference_class(empty.class_name)
         changes.append(_Change(cluster_name, pool_name, empty.class_name, 0, klass.spec.pricing if klass else None,
-                               max(missing * shortfall, 1)))
+                               max(shortfall, 1)))
     return changes
 
 
