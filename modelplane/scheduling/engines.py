@@ -79,12 +79,51 @@ class Shape:
     def _demand(self) -> tuple[dict[str, Demand], ...]:
         return tuple({demand[0]: demand for demand in demands} for demands in self.demands)
 
+    # What an option puts on its pools and its score depend only on the pools' classes and sharing
+    # (and the score on their order), so they are worked out once per run, not once per cluster.
+    @cached_property
+    def _uses(self) -> dict[tuple[int, str, bool], Use]:
+        return {}
+
+    @cached_property
+    def _singles(self) -> dict[tuple[str, bool], Use]:
+        return {}
+
+    @cached_property
+    def _scores(self) -> dict[tuple[bool, tuple[str, ...]], Score]:
+        return {}
+
     def use(self, index: int, pool: PoolView) -> Use:
         """What member `index` puts on `pool` (nothing where it claims nothing)."""
-        demand = self._demand[index].get(pool.class_name)
-        if demand is None:
-            return NOTHING
-        return member_use(self.pods[index], self.gang, demand[1], demand[2], pool)
+        key = (index, pool.class_name, pool.shared)
+        found = self._uses.get(key)
+        if found is None:
+            demand = self._demand[index].get(pool.class_name)
+            found = self._uses[key] = NOTHING if demand is None else member_use(self.pods[index], self.gang,
+                                                                                 demand[1], demand[2], pool)
+        return found
+
+    def single(self, pool: PoolView) -> Use:
+        """What the whole engine puts on `pool`, one pool that hosts every member."""
+        key = (pool.class_name, pool.shared)
+        found = self._singles.get(key)
+        if found is None:
+            found = NOTHING
+            for index in self.hosts[pool.class_name][0]:
+                found += self.use(index, pool)
+            self._singles[key] = found
+        return found
+
+    def score(self, pools: tuple[PoolView, ...]) -> Score:
+        """`score(pools, self.claimed(pools))`: options on other pools of the same classes differ
+        only in the pools' order."""
+        one = pools[0] is pools[-1]
+        key = (one, tuple(pool.class_name for pool in pools))
+        found = self._scores.get(key)
+        if found is None:
+            found = self._scores[key] = score(pools, self.claimed(pools))
+        order = (pools[0].order,) if one else tuple(pool.order for pool in pools)
+        return found if found.order == order else Score(found.devices, found.memory, found.price, order)
 
     def claimed(self, pools: tuple[PoolView, ...]) -> list[tuple[PoolView, Sizes]]:
         """Each member's pool and the devices one of its pods claims there (members that claim)."""
@@ -216,10 +255,7 @@ def options_of(shape: Shape, cluster: ClusterView) -> Options:
             claiming[index].append(pool)
         if whole:
             pools = (pool,) * len(shape.pods)
-            use = NOTHING
-            for index in claimers:
-                use += shape.use(index, pool)
-            single.append(Option(pools, ((pool.key, use),), score(pools, shape.claimed(pools))))
+            single.append(Option(pools, ((pool.key, shape.single(pool)),), shape.score(pools)))
     split: list[Option] = []
     blocked = None
     if len(shape.pods) == 2:
@@ -231,7 +267,7 @@ def options_of(shape: Shape, cluster: ClusterView) -> Options:
                     blocked = blocked or (first, second)
                     continue
                 split.append(Option((first, second), ((first.key, shape.use(0, first)), (second.key, shape.use(1, second))),
-                                    score((first, second), shape.claimed((first, second)))))
+                                    shape.score((first, second))))
     if not (single or split or blocked or any(claiming)):
         return _NONE[len(shape.pods)]
     return Options(tuple(sorted(single, key=_by_score)), tuple(sorted(split, key=_by_score)), blocked,
@@ -261,14 +297,16 @@ class Placements:
         self.matcher = matcher
         self._made: dict[tuple[int, str, str, bool, bool], MemberPlacement] = {}
         self._engines: dict[tuple[int, tuple[PoolKey, ...]], dict[Role, MemberPlacement]] = {}
+        self._devices: dict[tuple[str, Sizes], tuple[DeviceUse, ...]] = {}
 
-    def of(self, engine: Engine, option: Option) -> dict[Role, MemberPlacement]:
-        """Shared by every replica of the engine on the same pools (never mutated)."""
-        key = (id(engine), tuple(pool.key for pool in option.pools))
+    def of(self, engine: Engine, pools: tuple[PoolView, ...]) -> dict[Role, MemberPlacement]:
+        """Where the engine's members run on `pools` (an option's, in member order); shared by every
+        replica of the engine on the same pools (never mutated)."""
+        key = (id(engine), tuple(pool.key for pool in pools))
         found = self._engines.get(key)
         if found is None:
             found = self._engines[key] = {member.role: self._member(engine, index, pool) for index, (member, pool)
-                                          in enumerate(zip(engine.members, option.pools, strict=True))}
+                                          in enumerate(zip(engine.members, pools, strict=True))}
         return found
 
     def _member(self, engine: Engine, index: int, pool: PoolView) -> MemberPlacement:
@@ -282,8 +320,11 @@ class Placements:
             if match.claims_dra:
                 sizes = match.sizes(pool.kinds)
                 use = member_use(member.pods * engine.copies, engine.multi_node, sizes, match.pinned, pool)
-                devices = tuple(DeviceUse.model_construct(device=kind.name, count=size, per_node=kind.count)
-                                for kind, size in zip(pool.kinds, sizes) if size)
+                devices = self._devices.get((pool.class_name, sizes))
+                if devices is None:
+                    devices = self._devices[pool.class_name, sizes] = tuple(
+                        DeviceUse.model_construct(device=kind.name, count=size, per_node=kind.count)
+                        for kind, size in zip(pool.kinds, sizes) if size)
             made = self._made[key] = MemberPlacement.model_construct(
                 pool=pool.name, nodes=use.whole, shared_pods=use.pods - use.whole, devices=devices,
                 requests=match.claimed(), surge=pool.surge and match.claims_dra)

@@ -25,7 +25,7 @@ Needs = tuple[tuple[PoolKey, Use], ...]  # what an option puts on each pool
 class Load:
     """One pool's pods and the nodes they need (kept up to date on every charge)."""
 
-    __slots__ = ("capacity", "per_node", "surge", "whole", "shared", "sharing", "shared_need", "need")
+    __slots__ = ("capacity", "per_node", "surge", "whole", "shared", "sharing", "shared_need", "need", "_needs")
 
     def __init__(self, capacity: int, per_node: Sizes, surge: bool = False):
         self.capacity = capacity
@@ -38,26 +38,28 @@ class Load:
         """Shared pods."""
         self.shared_need = 0
         self.need = 0
+        self._needs: dict[Use, int] = {}
+        """`need_with` of shared pods until the next charge: a replica's engines try the same pools
+        with the same use again and again."""
 
     def need_with(self, use: Use) -> int:
         whole = self.whole + use.whole
-        if self.surge:
+        if not use.shared and not self.surge:
+            if not self.sharing:
+                return whole
+            # the formula of `packing.need`, with the shared pods' part kept from the last charge
+            return max(whole + self.sharing, whole + self.shared_need) if whole else self.shared_need
+        found = self._needs.get(use)
+        if found is None:
             merged = dict(self.shared)
             for sizes, pods in use.shared:
                 merged[sizes] = merged.get(sizes, 0) + pods
-            return surge_need(self.per_node, whole, merged)
-        if use.shared:
-            merged = dict(self.shared)
-            for sizes, pods in use.shared:
-                merged[sizes] = merged.get(sizes, 0) + pods
-            return need(self.per_node, whole, merged)
-        if not self.sharing:
-            return whole
-        # the formula of `packing.need`, with the shared pods' part kept from the last charge
-        return max(whole + self.sharing, whole + self.shared_need) if whole else self.shared_need
+            found = self._needs[use] = (surge_need if self.surge else need)(self.per_node, whole, merged)
+        return found
 
     def add(self, use: Use) -> None:
         self.need = self.need_with(use)
+        self._needs.clear()
         self.whole += use.whole
         if use.shared:
             for sizes, pods in use.shared:

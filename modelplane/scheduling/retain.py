@@ -18,10 +18,10 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from modelplane.api import Engine, ModelDeployment, Role
-from modelplane.scheduling.engines import Option, member_use, score
-from modelplane.scheduling.ledger import PoolKey
+from modelplane.scheduling.engines import member_use
+from modelplane.scheduling.ledger import Needs, PoolKey
 from modelplane.scheduling.match import MemberMatch
-from modelplane.scheduling.packing import NOTHING, Sizes, Use
+from modelplane.scheduling.packing import NOTHING, Use
 from modelplane.scheduling.placement import MemberPlacement, Placement, Replica
 from modelplane.scheduling.run import EnginePlacements, Fit, Run
 from modelplane.scheduling.snapshot import ClusterView, PoolView
@@ -77,11 +77,12 @@ def _candidate(run: Run, replica: Replica) -> Candidate | None:
     grown = False
     for engine in deployment.spec.engines:
         previous = replica.engines.get(engine.name)
-        option = _still_fits(engine, previous, cluster, run) if previous is not None else None
-        if option is None:
+        kept = _still_fits(engine, previous, cluster, run) if previous is not None else None
+        if kept is None:
             return None
-        members = engines[engine.name] = run.placements.of(engine, option)
-        for pool, use in option.needs:
+        pools, needs = kept
+        members = engines[engine.name] = run.placements.of(engine, pools)
+        for pool, use in needs:
             charges[pool] = charges.get(pool, NOTHING) + use
         grown = grown or any(_grew(previous[role], placed) for role, placed in members.items())
     return Candidate(deployment, cluster.name, replica.index, Fit(engines, charges), grown)
@@ -97,13 +98,14 @@ def _grew(before: MemberPlacement, now: MemberPlacement) -> bool:
             or (before.shared_pods > 0 and any(use.count > per_pod.get(use.device, 0) for use in now.devices)))
 
 
-def _still_fits(engine: Engine, previous: dict[Role, MemberPlacement], cluster: ClusterView, run: Run) -> Option | None:
-    """The engine's previous pools, if each still exists and still matches its member; rule 3's
-    constraints (something is claimed, a non-claiming member rides with a claiming one, one fabric)
-    are checked as for a new placement."""
+def _still_fits(engine: Engine, previous: dict[Role, MemberPlacement], cluster: ClusterView, run: Run
+                ) -> tuple[tuple[PoolView, ...], Needs] | None:
+    """The engine's previous pools (in member order) and what it puts on each, if each pool still
+    exists and still matches its member; rule 3's constraints (something is claimed, a non-claiming
+    member rides with a claiming one, one fabric) are checked as for a new placement. A retained
+    engine is not scored: it stays whatever pool would win now."""
     pools: list[tuple[PoolView, bool]] = []
     needs: dict[PoolKey, Use] = {}
-    claimed: list[tuple[PoolView, Sizes]] = []
     for member in engine.members:
         placed = previous.get(member.role)
         pool = cluster.pool(placed.pool) if placed else None
@@ -115,7 +117,6 @@ def _still_fits(engine: Engine, previous: dict[Role, MemberPlacement], cluster: 
         pools.append((pool, match.claims_dra))
         if match.claims_dra:
             sizes = match.sizes(pool.kinds)
-            claimed.append((pool, sizes))
             use = member_use(member.pods * engine.copies, engine.multi_node, sizes, match.pinned, pool)
             needs[pool.key] = needs.get(pool.key, NOTHING) + use
     claiming = {pool.name for pool, claims in pools if claims}
@@ -123,5 +124,4 @@ def _still_fits(engine: Engine, previous: dict[Role, MemberPlacement], cluster: 
         return None
     if len({pool.fabric for pool, _ in pools}) > 1:
         return None
-    chosen = tuple(pool for pool, _ in pools)
-    return Option(chosen, tuple(needs.items()), score(chosen, claimed))
+    return tuple(pool for pool, _ in pools), tuple(needs.items())

@@ -151,7 +151,7 @@ class Run:
                 return None
             trial.add(option.needs)
             chosen.append((engine, option))
-        return Fit({engine.name: self.placements.of(engine, option) for engine, option in chosen}, trial.charges)
+        return Fit({engine.name: self.placements.of(engine, option.pools) for engine, option in chosen}, trial.charges)
 
     def hopeless(self, deployment: ModelDeployment, cluster: ClusterView) -> bool:
         """After `fit` failed: whether no replica of this kind can ever fit the cluster again in
