@@ -37,7 +37,6 @@ class Model(BaseModel):
         extra="forbid",
         alias_generator=to_camel,
         populate_by_name=True,
-        use_attribute_docstrings=True,
     )
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from modelplane.api import ClusterSource, Fleet, InferenceCluster, Manifests, ModelCache, Workloads
+from modelplane.api import ClusterSource, Fleet, InferenceCluster, Manifests, ModelCache, ModelDeployment, Workloads
 from modelplane.api.workload import Container
 from modelplane.compose import names
 from modelplane.compose.findings import Finding
@@ -51,10 +51,25 @@ def pvc_name(cache: ModelCache) -> str:
 
 def staged_clusters(cache: ModelCache, fleet: Fleet, workloads: Workloads) -> tuple[str, ...]:
     """The clusters this cache is staged on, sorted by name."""
+    return _staged(cache, fleet, [d for d in workloads.deployments if workloads.cache_of(d) is cache])
+
+
+def staging(fleet: Fleet, workloads: Workloads) -> Iterator[tuple[ModelCache, tuple[str, ...]]]:
+    """Every cache, in order, with `staged_clusters` of it (the deployments are read once, not once per cache)."""
+    users: dict[int, list[ModelDeployment]] = {}
+    for deployment in workloads.deployments:
+        used = workloads.cache_of(deployment)
+        if used is not None:
+            users.setdefault(id(used), []).append(deployment)
+    for model_cache in workloads.caches:
+        yield model_cache, _staged(model_cache, fleet, users.get(id(model_cache), []))
+
+
+def _staged(cache: ModelCache, fleet: Fleet, users: list[ModelDeployment]) -> tuple[str, ...]:
+    """The clusters `cache` is staged on, given the deployments that reference it."""
     if cache.spec.cluster_selector is not None:
         selector = cache.spec.cluster_selector
         return tuple(c.name for c in fleet.clusters if selector.matches(c.labels))
-    users = [d for d in workloads.deployments if workloads.cache_of(d) is cache]
     return tuple(c.name for c in fleet.clusters
                  if any(d.spec.cluster_selector is None or d.spec.cluster_selector.matches(c.labels)
                         for d in users))
@@ -118,8 +133,8 @@ def storage_findings(manifests: Manifests, settings: Settings) -> list[Finding]:
     """A warning per cluster a cache is staged on without a known ReadWriteMany class."""
     fleet, work = manifests.fleet, manifests.workloads
     findings = []
-    for model_cache in work.caches:
-        for name in staged_clusters(model_cache, fleet, work):
+    for model_cache, staged in staging(fleet, work):
+        for name in staged:
             cluster = fleet.cluster(name)
             assert cluster is not None, "staged_clusters only names fleet clusters"
             message = default_storage_warning(cluster, settings)

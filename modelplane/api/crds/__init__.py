@@ -18,7 +18,7 @@ from pydantic import BaseModel
 from modelplane.api.base import API_VERSION
 from modelplane.api.crds.kinds import CATEGORY, SERVED_KINDS, ServedKind
 from modelplane.api.crds.rules import Rule
-from modelplane.api.crds.schema import object_schema, one_line
+from modelplane.api.crds.schema import field_doc, object_schema, one_line
 
 GROUP, VERSION = API_VERSION.split("/")
 PART_OF = {"app.kubernetes.io/part-of": "modelplane"}
@@ -44,7 +44,7 @@ def custom_resource_definition(served: ServedKind) -> dict[str, Any]:
                  "description": f"The desired state: what the {served.kind} declares."},
     }
     if "status" in served.model.model_fields:
-        description = served.model.model_fields["status"].description or ""
+        description = field_doc(served.model, "status") or ""
         properties["status"] = {**object_schema(_field_model(served, "status")), "description": one_line(description)}
     version: dict[str, Any] = {
         "name": VERSION, "served": True, "storage": True,

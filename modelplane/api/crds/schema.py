@@ -5,7 +5,9 @@ fields, enums, bounds, lengths, patterns and defaults come from the same declara
 validates with) and makes it what Kubernetes calls structural:
 - every `$ref` is inlined and `X | None` becomes `X` (an optional field is one that is not
   required; null is never a value);
-- every node has a `type` and a `description` (the field's docstring, else its model's or enum's);
+- every node has a `type` and a `description` (the field's docstring, else its model's or enum's;
+  `field_doc` reads the docstrings here, since reading the models' source at import would slow every
+  command that never needs them);
 - `title` and `additionalProperties: false` are dropped (the API server prunes unknown fields, and
   kubectl's default server-side field validation reports them);
 - defaults keep their content without nulls or empty collections, and are left out when nothing
@@ -17,7 +19,11 @@ Pure and deterministic: the same models always give the same schema, in declarat
 
 from __future__ import annotations
 
+import ast
+import inspect
+import textwrap
 import typing
+from functools import cache
 from typing import Any
 
 from pydantic import BaseModel
@@ -54,6 +60,28 @@ def models_by_name(model: type[BaseModel]) -> dict[str, type]:
     return found
 
 
+def field_doc(model: type[BaseModel], name: str) -> str | None:
+    """A field's description: its `Field(description=...)`, else the docstring right under its
+    declaration in the class that declares it (what pydantic's `use_attribute_docstrings` reads)."""
+    declared = model.model_fields[name].description
+    if declared is not None:
+        return declared
+    owner = next(c for c in model.__mro__ if name in c.__dict__.get("__annotations__", {}))
+    return _attribute_docstrings(owner).get(name)
+
+
+@cache
+def _attribute_docstrings(cls: type) -> dict[str, str]:
+    """The docstring under each annotated attribute of the class's body, cleaned as pydantic does."""
+    source = inspect.getsource(cls)
+    body = typing.cast(ast.ClassDef, ast.parse(textwrap.dedent(source)).body[0]).body
+    return {statement.target.id: inspect.cleandoc(after.value.value)
+            for statement, after in zip(body, body[1:])
+            if isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name)
+            and isinstance(after, ast.Expr) and isinstance(after.value, ast.Constant)
+            and isinstance(after.value.value, str)}
+
+
 def one_line(text: str) -> str:
     return " ".join(text.split())
 
@@ -83,9 +111,11 @@ class _Converter:
         return self.converted[name]
 
     def definition(self, schema: Schema, name: str) -> Schema:
-        """A model's (or enum's) schema, with the rules that belong to the model."""
-        converted = self.node(schema)
+        """A model's (or enum's) schema, with its fields' descriptions and the rules that belong to the model."""
         model = self.models.get(name)
+        if model is not None and issubclass(model, BaseModel) and "properties" in schema:
+            schema = {**schema, "properties": _described(model, schema["properties"])}
+        converted = self.node(schema)
         if model is not None and issubclass(model, BaseModel):
             converted.update(KEYWORDS.get(model, {}))
             for (owner, field), keys in LIST_MAP_KEYS.items():
@@ -115,6 +145,16 @@ class _Converter:
         if "items" in schema:
             found["items"] = self.node(schema["items"])
         return found
+
+
+def _described(model: type[BaseModel], properties: dict[str, Schema]) -> dict[str, Schema]:
+    """The model's property schemas, each with its field's description (`field_doc`) when it has one."""
+    aliases = {field.alias or name: name for name, field in model.model_fields.items()}
+    described = {}
+    for key, prop in properties.items():
+        doc = field_doc(model, aliases[key])
+        described[key] = {**prop, "description": doc} if doc is not None else prop
+    return described
 
 
 def _without_empties(value: Any) -> Any:
