@@ -327,7 +327,7 @@ class Placements:
                         for kind, size in zip(pool.kinds, sizes) if size)
             made = self._made[key] = MemberPlacement.model_construct(
                 pool=pool.name, nodes=use.whole, shared_pods=use.pods - use.whole, devices=devices,
-                requests=match.claimed(), surge=pool.surge and match.claims_dra)
+                requests=match.claimed, surge=pool.surge and match.claims_dra)
         return made
 
 

@@ -45,8 +45,10 @@ class MemberMatch:
         return tuple(sum(request.count for request, device in self.resolved if device.name == kind.name)
                      for kind in kinds)
 
+    @cached_property
     def claimed(self) -> tuple[ResolvedRequest, ...]:
-        """The DRA requests the member's ResourceClaimTemplate carries (the user's CEL verbatim)."""
+        """The DRA requests the member's ResourceClaimTemplate carries (the user's CEL verbatim);
+        built once per match, which every placement of the member on a pool of the class shares."""
         return tuple(
             ResolvedRequest(name=request.name, device_class_name=device.device_class_name or "",
                             count=request.count, selectors=tuple(s.cel for s in request.selectors))
