@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.e2e.conftest import ROOT
+from tests.e2e.reads import NS
 from tests.e2e.servers import Cluster
 
 STACK = "e2e"
@@ -99,6 +100,16 @@ class Project:
         readiness waits (there are no kubelets)."""
         self.config("modelplane:servingStack", "false")
         self.config("modelplane:skipAwait", "true")
+
+    def deploy_to(self, clusters: dict[str, Cluster], manifests: dict[str, str], hf_token: str) -> None:
+        """A brownfield stack of `manifests` onto `clusters` (a kubeconfig each), with the value of
+        the `hf-token` Secret the fleet's engines read."""
+        self.write_manifests(manifests)
+        self.config("modelplane:manifests[0]", "manifests", path=True)
+        self.brownfield()
+        for name, cluster in clusters.items():
+            self.config(f"modelplane:{name}Kubeconfig", cluster.kubeconfig(), secret=True)
+        self.config(f"modelplane:secrets.{NS}.hf-token.HF_TOKEN", hf_token, secret=True, path=True)
 
     def read_from(self, control: Cluster) -> None:
         """Control-cluster mode: the program reads the modelplane.ai objects from `control`."""

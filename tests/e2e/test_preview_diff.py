@@ -17,7 +17,6 @@ import pytest
 from tests.e2e.conftest import ROOT
 from tests.e2e.gateways import gateway_addresses
 from tests.e2e.project import Project
-from tests.e2e.reads import NS
 from tests.e2e.servers import Fleet
 
 FLEET = ROOT / "tests" / "e2e" / "fleet"
@@ -49,12 +48,7 @@ def stack(fleet: Fleet, tools: Path, tmp_path_factory: pytest.TempPathFactory) -
     """The stack, up, and its manifests as written."""
     project = Project.create(tmp_path_factory.mktemp("stack"), tools)
     manifests = {path.name: path.read_text() for path in sorted(FLEET.glob("*.yaml"))}
-    project.write_manifests(manifests)
-    project.config("modelplane:manifests[0]", "manifests", path=True)
-    project.brownfield()
-    for name, cluster in fleet.clusters.items():
-        project.config(f"modelplane:{name}Kubeconfig", cluster.kubeconfig(), secret=True)
-    project.config(f"modelplane:secrets.{NS}.hf-token.HF_TOKEN", "hf_e2e_preview_diff", secret=True, path=True)
+    project.deploy_to(fleet.clusters, manifests, "hf_e2e_preview_diff")
     with gateway_addresses(fleet.clusters):
         project.up()
         yield project, manifests

@@ -29,7 +29,7 @@ from tests.builders import UNPLACEABLE
 from tests.e2e.conftest import ROOT
 from tests.e2e.gateways import gateway_addresses
 from tests.e2e.project import PASSPHRASE, Project, PulumiFailed
-from tests.e2e.reads import NS, managed_left, objects, settled, versions
+from tests.e2e.reads import managed_left, objects, settled, versions
 from tests.e2e.servers import Cluster, Fleet
 
 FLEET = ROOT / "tests" / "e2e" / "fleet"
@@ -58,12 +58,7 @@ class Stack:
 def stack(fleet: Fleet, tools: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     project = Project.create(tmp_path_factory.mktemp("stack"), tools)
     manifests = {path.name: path.read_text() for path in sorted(FLEET.glob("*.yaml"))}
-    project.write_manifests(manifests)
-    project.config("modelplane:manifests[0]", "manifests", path=True)
-    project.brownfield()
-    for name, cluster in fleet.clusters.items():
-        project.config(f"modelplane:{name}Kubeconfig", cluster.kubeconfig(), secret=True)
-    project.config(f"modelplane:secrets.{NS}.hf-token.HF_TOKEN", HF_TOKEN, secret=True, path=True)
+    project.deploy_to(fleet.clusters, manifests, HF_TOKEN)
     with gateway_addresses(fleet.clusters):
         yield Stack(project, fleet, manifests)
 
