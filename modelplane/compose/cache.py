@@ -49,13 +49,9 @@ def pvc_name(cache: ModelCache) -> str:
     return names.name(cache.name, "cache")
 
 
-def staged_clusters(cache: ModelCache, fleet: Fleet, workloads: Workloads) -> tuple[str, ...]:
-    """The clusters this cache is staged on, sorted by name."""
-    return _staged(cache, fleet, [d for d in workloads.deployments if workloads.cache_of(d) is cache])
-
-
 def staging(fleet: Fleet, workloads: Workloads) -> Iterator[tuple[ModelCache, tuple[str, ...]]]:
-    """Every cache, in order, with `staged_clusters` of it (the deployments are read once, not once per cache)."""
+    """Every cache, in order, with the clusters it is staged on, sorted by name (the deployments are
+    read once, not once per cache)."""
     users: dict[int, list[ModelDeployment]] = {}
     for deployment in workloads.deployments:
         used = workloads.cache_of(deployment)
@@ -136,7 +132,7 @@ def storage_findings(manifests: Manifests, settings: Settings) -> list[Finding]:
     for model_cache, staged in staging(fleet, work):
         for name in staged:
             cluster = fleet.cluster(name)
-            assert cluster is not None, "staged_clusters only names fleet clusters"
+            assert cluster is not None, "staging only names fleet clusters"
             message = default_storage_warning(cluster, settings)
             if message:
                 findings.append(Finding(model_cache, ("spec",), message, "cache-default-storage-class"))

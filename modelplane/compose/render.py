@@ -124,10 +124,10 @@ def manifest_findings(manifests: Manifests, settings: Settings, secrets: Collect
 def cache_objects(manifests: Manifests, settings: Settings, objects: dict[str, list[dict]]) -> None:
     """Add each ModelCache's staging objects to the clusters it is staged on."""
     fleet, work = manifests.fleet, manifests.workloads
-    for model_cache in work.caches:
-        for name in cache.staged_clusters(model_cache, fleet, work):
+    for model_cache, staged in cache.staging(fleet, work):
+        for name in staged:
             cluster = fleet.cluster(name)
-            assert cluster is not None, "staged_clusters only names fleet clusters"
+            assert cluster is not None, "staging only names fleet clusters"
             objects[name] += [stack.namespace(model_cache.namespace), *cache.cache_objects(model_cache, cluster, settings)]
 
 
