@@ -1,7 +1,5 @@
 """`python -m modelplane` runs the command-line interface."""
 
-import sys
+from modelplane.cli import run
 
-from modelplane.cli import main
-
-sys.exit(main())
+run()

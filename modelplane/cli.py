@@ -5,20 +5,23 @@ Argument parsing and output only; every decision comes from `modelplane.api` and
 `modelplane.scheduling`, the same functions the Pulumi program calls, so what `plan` prints is what
 `pulumi preview` will do. `crds` and `control-plane --render` print what the control cluster runs
 (`modelplane.api.crds`, `compose.control_plane`); `reconcile` is the one command that talks to a
-cluster: it asks the Pulumi Kubernetes Operator to run the stack now. Exit codes: 0 done (even when
+cluster: it asks the Pulumi Kubernetes Operator to run the stack now. The process runs `run()`;
+`main()` is the same commands for callers in a process that goes on (tests). Exit codes: 0 done (even when
 a deployment is short: that is reported), 1 invalid input (manifests, state file, an unreachable
-cluster, an unwritable --out or --render), 2 usage errors, 3 a deployment left short under
+cluster, an output, --out or --render that cannot be written), 2 usage errors, 3 a deployment left short under
 `plan --fail-on-short`. Heavy modules are imported per command so `modelplane --help` stays fast.
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 from modelplane.collector import collector_paused
 from modelplane.json_text import indented
@@ -41,6 +44,18 @@ CONTROL_CLUSTER_HELP = ("validate as control-cluster mode does: an InferenceGate
 
 class InputError(Exception):
     """Bad input the user must fix; the message is printed as is and the exit code is 1."""
+
+
+def run() -> NoReturn:
+    """The `modelplane` process: `main()`, then exit at once. What a command reads lives until the
+    process ends, so the cyclic collector stays off (it would only rescan those objects), and the
+    process exits without freeing them one by one (a 1,000-deployment plan holds millions; the
+    operating system takes the memory back whole)."""
+    gc.disable()
+    code = main()
+    sys.stdout.flush()  # every command writes through `_write`, which flushed and reported a failure
+    sys.stderr.flush()
+    os._exit(code)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -134,7 +149,7 @@ def _validate(args: argparse.Namespace) -> int:
         print(warning, file=sys.stderr)
     counts = manifests.counts()
     kinds = ", ".join(f"{n} {kind}" for kind, n in counts.items())
-    print(f"ok: {sum(counts.values())} manifests ({kinds})")
+    _write(f"ok: {sum(counts.values())} manifests ({kinds})\n")
     return 0
 
 
@@ -216,7 +231,7 @@ def _explain(args: argparse.Namespace) -> int:
     except KeyError:
         declared = ", ".join(d.key for d in manifests.workloads.deployments) or "none"
         raise InputError(f"no ModelDeployment {args.deployment!r} in the manifests (declared: {declared})") from None
-    print("\n".join(explanation.lines()))
+    _write("\n".join(explanation.lines()) + "\n")
     return 0
 
 
@@ -233,9 +248,9 @@ def _capacity(args: argparse.Namespace) -> int:
     manifests = _load(args.paths)
     found = suggest(manifests.fleet, manifests.workloads, _state(args.state), alternatives=args.alternatives or None)
     if args.format == "json":
-        sys.stdout.write(indented(found.to_json()))
+        _write(indented(found.to_json()))
     else:
-        sys.stdout.write(capacity_report.table(found))
+        _write(capacity_report.table(found))
     return 0
 
 
@@ -243,7 +258,7 @@ def _crds(_args: argparse.Namespace) -> int:
     from modelplane.api.crds import custom_resource_definitions
     from modelplane.compose.files import dump_all
 
-    sys.stdout.write(dump_all(custom_resource_definitions()))
+    _write(dump_all(custom_resource_definitions()))
     return 0
 
 
@@ -261,8 +276,8 @@ def _control_plane(args: argparse.Namespace) -> int:
     for name, text in files.items():
         (directory / name).parent.mkdir(parents=True, exist_ok=True)
         (directory / name).write_text(text)
-    print(f"wrote {', '.join(files)} to {directory}; once the Pulumi Kubernetes Operator runs, apply the numbered "
-          f"files in order (docs/always-on.md)")
+    _write(f"wrote {', '.join(files)} to {directory}; once the Pulumi Kubernetes Operator runs, apply the numbered "
+           f"files in order (docs/always-on.md)\n")
     return 0
 
 
@@ -292,8 +307,8 @@ def _reconcile(args: argparse.Namespace) -> int:
         raise InputError(f"{api.configuration.host} refused the request ({error.status} {error.reason})") from None
     except HTTPError as error:
         raise InputError(f"cannot reach {api.configuration.host}: {error}") from None
-    print(f"requested a run of Stack {namespace}/{name} ({RECONCILE_REQUEST}={requested}); follow it with: "
-          f"kubectl -n {namespace} get stack {name} -w")
+    _write(f"requested a run of Stack {namespace}/{name} ({RECONCILE_REQUEST}={requested}); follow it with: "
+           f"kubectl -n {namespace} get stack {name} -w\n")
     return 0
 
 
@@ -328,14 +343,19 @@ def _state(path: str | None) -> Placement | None:
         raise InputError("\n".join(f"{path}: {problem}" for problem in error.problems)) from None
 
 
-def _write(text: str, out: str | None) -> None:
+def _write(text: str, out: str | None = None) -> None:
+    """The command's output, to `out` or to standard output (flushed): a failure is an InputError."""
     if out:
         try:
             Path(out).write_text(text)
         except OSError as error:
             raise InputError(f"--out {out}: cannot write the file: {error.strerror}") from None
     else:
-        sys.stdout.write(text)
+        try:
+            sys.stdout.write(text)
+            sys.stdout.flush()
+        except OSError as error:
+            raise InputError(f"modelplane: cannot write the output: {error.strerror or error}") from None
 
 
 def _render(manifests: Manifests, placement: Placement, directory: Path) -> None:
@@ -374,4 +394,4 @@ def _remove_stale(directory: Path, relative: str) -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run()

@@ -174,3 +174,33 @@ def test_the_core_imports_no_pulumi() -> None:
                   "m = load(['examples/multi-cloud'])\nplace(m.fleet, m.workloads)\n"
                   "print('pulumi' in sys.modules)")
     assert out == "False"
+
+
+def _process(*argv: str, stdout: int | None = subprocess.PIPE) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "modelplane", *argv], stdout=stdout, stderr=subprocess.PIPE,
+                          text=True, cwd=EXAMPLES.parent, timeout=120)
+
+
+def test_the_process_writes_everything_and_keeps_the_exit_code(tmp_path: Path, capsys: pytest.CaptureFixture[str]
+                                                               ) -> None:
+    """`run()` exits without interpreter shutdown: the output must still be whole and the code kept."""
+    in_process = run(capsys, "plan", DEMO, "--format", "json")[1]
+    done = _process("plan", DEMO, "--format", "json")
+    assert (done.returncode, done.stdout) == (0, in_process)
+    out = tmp_path / "placement.json"
+    assert _process("plan", DEMO, "--format", "json", "--out", str(out)).returncode == 0
+    assert out.read_text() == in_process
+    short = _process("plan", str(EXAMPLES / "kimi-k2"), "--what-if", "replicas ml-team-research/kimi-k2-instruct=9",
+                     "--fail-on-short")
+    assert short.returncode == 3 and "Traceback" not in short.stderr
+    missing = _process("plan", "/nonexistent")
+    assert missing.returncode == 1 and missing.stderr and "Traceback" not in missing.stderr
+
+
+@pytest.mark.parametrize("argv", [["plan", DEMO, "--format", "json"], ["explain", "ml-team/qwen3-8b", DEMO]],
+                         ids=["written", "printed"])
+def test_an_output_that_cannot_be_written_is_reported(argv: list[str]) -> None:
+    with open("/dev/full", "w") as full:
+        done = _process(*argv, stdout=full.fileno())
+    assert done.returncode == 1
+    assert "cannot write the output" in done.stderr and "Traceback" not in done.stderr
