@@ -1,80 +1,37 @@
 """`indented(document)`: the JSON text `plan`, `capacity` and `--what-if` print for machines.
 
-Byte for byte `json.dumps(document, indent=2, sort_keys=True) + "\\n"` (ASCII, keys sorted, two
-spaces per level, a final newline), for JSON data: dicts with str keys, lists and tuples, str,
-int, float, bool and None. With an indent, the standard library encodes in Python through nested
-generators (a 1,000-deployment plan, 3 MB of JSON, takes a tenth of a second); this builds the
-same text with one call per container and the C string encoder, in less than half the time. A key
-that is not a str raises TypeError (the standard library would convert it); any other value
-raises as `json.dumps` does.
+Contract: byte for byte `json.dumps(document, indent=2, sort_keys=True) + "\\n"` (ASCII, keys
+sorted, two spaces per level, a final newline), for any document, errors included.
+
+The standard library encodes an indented document in Python, through nested generators: a
+1,000-deployment plan (4 MB of JSON) takes a tenth of a second. orjson writes the same layout in C
+in a few milliseconds, and its text equals the standard library's except in what the checks below
+look for: characters outside ASCII and DEL (orjson writes them raw, the standard library escapes
+them); floats Python writes with an exponent (orjson writes `1e-7` for `1e-07` and `0.00001` for
+`1e-05`: a digit before an `e`, or `0.0000`); NaN and infinities (orjson writes `null`); and what
+orjson refuses (keys that are not strings, integers beyond 64 bits). When any of those may be
+present, the standard library writes the document; a document with a `null`, or a string with
+such a digit pattern, takes that slower path though it may not need to.
 """
 
 from __future__ import annotations
 
 import json
-from json.encoder import encode_basestring_ascii
+import re
 from typing import Any
 
-_CONTAINERS = (dict, list, tuple)
+import orjson
+
+_OPTIONS = orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE
+_FLOAT_MAY_DIFFER = re.compile(rb"[0-9]e|0\.0000")
 
 
 def indented(document: Any) -> str:
-    chunks: list[str] = []
-    _encode(document, "\n", chunks)
-    chunks.append("\n")
-    return "".join(chunks)
-
-
-def _encode(value: Any, newline: str, chunks: list[str]) -> None:
-    """Append `value`'s text to `chunks`; `newline` is a newline and the indentation of its line."""
-    if isinstance(value, dict):
-        if not value:
-            chunks.append("{}")
-            return
-        inner = newline + "  "
-        separator = "{" + inner
-        for key in sorted(value):
-            if not isinstance(key, str):
-                raise TypeError(f"keys must be str, not {type(key).__name__}")
-            item = value[key]
-            chunks += (separator, encode_basestring_ascii(key), ": ")
-            separator = "," + inner
-            if isinstance(item, str):
-                chunks.append(encode_basestring_ascii(item))
-            elif isinstance(item, _CONTAINERS):
-                _encode(item, inner, chunks)
-            else:
-                chunks.append(_scalar(item))
-        chunks.append(newline + "}")
-    elif isinstance(value, (list, tuple)):
-        if not value:
-            chunks.append("[]")
-            return
-        inner = newline + "  "
-        separator = "[" + inner
-        for item in value:
-            chunks.append(separator)
-            separator = "," + inner
-            if isinstance(item, str):
-                chunks.append(encode_basestring_ascii(item))
-            elif isinstance(item, _CONTAINERS):
-                _encode(item, inner, chunks)
-            else:
-                chunks.append(_scalar(item))
-        chunks.append(newline + "]")
-    elif isinstance(value, str):
-        chunks.append(encode_basestring_ascii(value))
+    try:
+        text = orjson.dumps(document, option=_OPTIONS)
+    except TypeError:
+        pass
     else:
-        chunks.append(_scalar(value))
-
-
-def _scalar(value: Any) -> str:
-    if value is None:
-        return "null"
-    if value is True:
-        return "true"
-    if value is False:
-        return "false"
-    if type(value) is int:
-        return int.__repr__(value)
-    return json.dumps(value)  # floats (NaN, Infinity), int subclasses; raises TypeError for the rest
+        if text.isascii() and b"\x7f" not in text and b"null" not in text and not _FLOAT_MAY_DIFFER.search(text):
+            return text.decode("ascii")
+    return json.dumps(document, indent=2, sort_keys=True) + "\n"
