@@ -17,13 +17,13 @@ such a digit pattern, takes that slower path though it may not need to.
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 import orjson
 
 _OPTIONS = orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE
-_FLOAT_MAY_DIFFER = re.compile(rb"[0-9]e|0\.0000")
+_SHAPES = bytes(0x30 if 0x30 <= c <= 0x39 else c if c in b"e." else 0x20 for c in range(256))
+"""Every digit to `0`, `e` and `.` kept, the rest blanked: the float patterns are two substrings."""
 
 
 def indented(document: Any) -> str:
@@ -32,6 +32,8 @@ def indented(document: Any) -> str:
     except TypeError:
         pass
     else:
-        if text.isascii() and b"\x7f" not in text and b"null" not in text and not _FLOAT_MAY_DIFFER.search(text):
+        shapes = text.translate(_SHAPES)
+        if (text.isascii() and b"\x7f" not in text and b"null" not in text
+                and b"0e" not in shapes and b"0.0000" not in shapes):
             return text.decode("ascii")
     return json.dumps(document, indent=2, sort_keys=True) + "\n"

@@ -35,12 +35,14 @@ def unsatisfiable(manifests: Manifests) -> list[Finding]:
     if not devices:
         return []
     evaluator = SelectorEvaluator()
+    # Classes repeat devices (one GPU in 1-, 2-, 4- and 8-GPU classes); equal devices match alike.
+    distinct = list(dict.fromkeys(device for _, _, device in devices))
     causes: dict[str, str | None] = {}  # per distinct selector (deployments repeat them): None when a device matches
     findings = []
     for deployment in manifests.workloads.deployments:
         for loc, expression in _selectors(deployment):
             if expression not in causes:
-                causes[expression] = _unmatched(expression, devices, evaluator)
+                causes[expression] = _unmatched(expression, devices, distinct, evaluator)
             cause = causes[expression]
             if cause is not None:
                 findings.append(Finding(deployment, loc, cause, CODE))
@@ -58,9 +60,10 @@ def _selectors(deployment: ModelDeployment) -> Iterator[tuple[tuple[str | int, .
                            "cel"), selector.cel
 
 
-def _unmatched(expression: str, devices: list[tuple[str, str, Device]], evaluator: SelectorEvaluator) -> str | None:
-    """Why no device matches `expression`, or None when one does."""
-    if any(evaluator.evaluate(expression, device).matched for _, _, device in devices):
+def _unmatched(expression: str, devices: list[tuple[str, str, Device]], distinct: list[Device],
+               evaluator: SelectorEvaluator) -> str | None:
+    """Why no device matches `expression` (`distinct`: the devices without repeats), or None when one does."""
+    if any(evaluator.evaluate(expression, device).matched for device in distinct):
         return None
     cls, name, device = devices[0]
     return _cause(expression, devices, f"on InferenceClass {cls}, device {name}: "

@@ -289,13 +289,22 @@ def choose(options: Options, trial: Trial) -> Option | None:
     return None
 
 
+class Placed(NamedTuple):
+    """One member on one pool whose class it matches: what it costs there and what the document says."""
+
+    use: Use
+    """Its pods, NOTHING when it claims no DRA device there."""
+    claims: bool
+    placement: MemberPlacement
+
+
 class Placements:
-    """Where each member of an engine runs, as the placement document says it: built once per
-    (member, pool), since every replica on that pool carries the same claim."""
+    """Where each member of an engine runs, as the placement document says it, and what it costs:
+    worked out once per (member, pool), since every replica on that pool carries the same claim."""
 
     def __init__(self, matcher: Matcher):
         self.matcher = matcher
-        self._made: dict[tuple[int, str, str, bool, bool], MemberPlacement] = {}
+        self._made: dict[tuple[int, str, str, bool, bool], Placed | None] = {}
         self._engines: dict[tuple[int, tuple[PoolKey, ...]], dict[Role, MemberPlacement]] = {}
         self._devices: dict[tuple[str, Sizes], tuple[DeviceUse, ...]] = {}
 
@@ -305,17 +314,22 @@ class Placements:
         key = (id(engine), tuple(pool.key for pool in pools))
         found = self._engines.get(key)
         if found is None:
-            found = self._engines[key] = {member.role: self._member(engine, index, pool) for index, (member, pool)
-                                          in enumerate(zip(engine.members, pools, strict=True))}
+            found = self._engines[key] = {}
+            for index, (member, pool) in enumerate(zip(engine.members, pools, strict=True)):
+                placed = self.member(engine, index, pool)
+                assert placed is not None, "an option only holds pools its members match"
+                found[member.role] = placed.placement
         return found
 
-    def _member(self, engine: Engine, index: int, pool: PoolView) -> MemberPlacement:
+    def member(self, engine: Engine, index: int, pool: PoolView) -> Placed | None:
+        """The engine's `index`th member on `pool`, or None when it does not match the pool's class."""
         member = engine.members[index]
         key = (id(member), pool.name, pool.class_name, pool.shared, pool.surge)
-        made = self._made.get(key)
-        if made is None:
-            match = self.matcher.match_class(member.node_selector, pool)
-            assert isinstance(match, MemberMatch), "an option only holds pools its members match"
+        if key in self._made:
+            return self._made[key]
+        match = self.matcher.match_class(member.node_selector, pool)
+        made = None
+        if isinstance(match, MemberMatch):
             use, devices = NOTHING, ()
             if match.claims_dra:
                 sizes = match.sizes(pool.kinds)
@@ -325,9 +339,10 @@ class Placements:
                     devices = self._devices[pool.class_name, sizes] = tuple(
                         DeviceUse.model_construct(device=kind.name, count=size, per_node=kind.count)
                         for kind, size in zip(pool.kinds, sizes) if size)
-            made = self._made[key] = MemberPlacement.model_construct(
+            made = Placed(use, match.claims_dra, MemberPlacement.model_construct(
                 pool=pool.name, nodes=use.whole, shared_pods=use.pods - use.whole, devices=devices,
-                requests=match.claimed, surge=pool.surge and match.claims_dra)
+                requests=match.claimed, surge=pool.surge and match.claims_dra))
+        self._made[key] = made
         return made
 
 

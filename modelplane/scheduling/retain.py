@@ -18,9 +18,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from modelplane.api import Engine, ModelDeployment, Role
-from modelplane.scheduling.engines import member_use
 from modelplane.scheduling.ledger import Needs, PoolKey
-from modelplane.scheduling.match import MemberMatch
 from modelplane.scheduling.packing import NOTHING, Use
 from modelplane.scheduling.placement import MemberPlacement, Placement, Replica
 from modelplane.scheduling.run import EnginePlacements, Fit, Run
@@ -106,19 +104,15 @@ def _still_fits(engine: Engine, previous: dict[Role, MemberPlacement], cluster: 
     engine is not scored: it stays whatever pool would win now."""
     pools: list[tuple[PoolView, bool]] = []
     needs: dict[PoolKey, Use] = {}
-    for member in engine.members:
-        placed = previous.get(member.role)
-        pool = cluster.pool(placed.pool) if placed else None
-        if pool is None:
+    for index, member in enumerate(engine.members):
+        before = previous.get(member.role)
+        pool = cluster.pool(before.pool) if before else None
+        placed = run.placements.member(engine, index, pool) if pool else None
+        if pool is None or placed is None:
             return None
-        match = run.matcher.match_class(member.node_selector, pool)
-        if not isinstance(match, MemberMatch):
-            return None
-        pools.append((pool, match.claims_dra))
-        if match.claims_dra:
-            sizes = match.sizes(pool.kinds)
-            use = member_use(member.pods * engine.copies, engine.multi_node, sizes, match.pinned, pool)
-            needs[pool.key] = needs.get(pool.key, NOTHING) + use
+        pools.append((pool, placed.claims))
+        if placed.claims:
+            needs[pool.key] = needs.get(pool.key, NOTHING) + placed.use
     claiming = {pool.name for pool, claims in pools if claims}
     if not claiming or any(not claims and pool.name not in claiming for pool, claims in pools):
         return None
