@@ -12,6 +12,7 @@ Workers, unique names); cross-object rules live in `refs.py`; warnings in `warni
 from __future__ import annotations
 
 import re
+from functools import cached_property
 from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field, field_validator, model_validator
@@ -328,9 +329,9 @@ class ModelDeployment(Namespaced, Model):
     status: ModelDeploymentStatus | None = None
     """What the control plane last placed and applied; accepted as input and ignored."""
 
-    @property
+    @cached_property
     def key(self) -> str:
-        """`namespace/name`, the deployment's identity across the fleet."""
+        """`namespace/name`, the deployment's identity across the fleet (the scheduler reads it per replica)."""
         return f"{self.namespace}/{self.name}"
 
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import cached_property
-from typing import Any
+from typing import Any, NamedTuple
 
 from modelplane.api import Fleet
 from modelplane.api.base import Role
@@ -36,8 +36,9 @@ class Change(StrEnum):
     UNCHANGED = "unchanged"
 
 
-@dataclass(frozen=True)
-class ReplicaChange:
+class ReplicaChange(NamedTuple):
+    """A tuple, not a dataclass: a diff holds one per replica of either side."""
+
     change: Change
     deployment: str
     before: Replica | None
@@ -191,7 +192,7 @@ def _replica_changes(before: Placement, after: Placement) -> tuple[ReplicaChange
     new = {r.slot: r for r in after.replicas}
     changes: list[ReplicaChange] = []
     for slot in sorted(old.keys() & new.keys()):
-        same = _pools_of(old[slot]) == _pools_of(new[slot])
+        same = _same_pools(old[slot], new[slot])
         changes.append(ReplicaChange(Change.UNCHANGED if same else Change.MOVE, slot[0], old[slot], new[slot]))
     for deployment in sorted({slot[0] for slot in old.keys() ^ new.keys()}):
         gone = [old[s] for s in sorted(old.keys() - new.keys()) if s[0] == deployment]
@@ -200,6 +201,17 @@ def _replica_changes(before: Placement, after: Placement) -> tuple[ReplicaChange
         changes += [ReplicaChange(Change.REMOVE, deployment, g, None) for g in gone[len(came):]]
         changes += [ReplicaChange(Change.CREATE, deployment, None, c) for c in came[len(gone):]]
     return tuple(sorted(changes, key=lambda c: c.sort_key))
+
+
+def _same_pools(before: Replica, after: Replica) -> bool:
+    """Whether every member of every engine runs on the same pool (`_pools_of` equal, without building it)."""
+    if before.engines.keys() != after.engines.keys():
+        return False
+    for engine, members in before.engines.items():
+        now = after.engines[engine]
+        if members.keys() != now.keys() or any(member.pool != now[role].pool for role, member in members.items()):
+            return False
+    return True
 
 
 def _pools_of(replica: Replica) -> dict[str, dict[str, str]]:

@@ -35,8 +35,8 @@ from modelplane.scheduling.engines import (
     whole_node_reason,
 )
 from modelplane.scheduling.ledger import Trial
-from modelplane.scheduling.match import MemberMatch
-from modelplane.scheduling.reasons import Reason
+from modelplane.scheduling.match import MemberMatch, Miss
+from modelplane.scheduling.reasons import Reason, stage
 from modelplane.scheduling.run import Run
 from modelplane.scheduling.snapshot import ClusterView, PoolView
 
@@ -147,14 +147,21 @@ class Briefing:
         # Elsewhere the first engine fails first, on every pool, each pool with its class's miss.
         skipped = set(detailed)
         on_skipped = Counter(pool.class_name for position in detailed for pool in clusters[position].pools)
+        # Each class's miss is a Reason at its first pool, but only the nearest can be shown: misses
+        # at different pools never tie on (stage, where), so only that one is built.
+        nearest_miss: tuple[tuple[int, str], Miss, PoolView] | None = None
         for class_name, pools in self._eligible_pools(deployment, eligible).items():
             left = len(pools) - on_skipped[class_name]
             if left:
-                first = next(pool for _, position, pool in pools if position not in skipped)
+                where, first = next((where, pool) for where, position, pool in pools if position not in skipped)
                 miss = pool_miss(engine, first, run.matcher)
                 assert miss is not None, "the engine claims on no pool of these clusters"
                 counts[("pool(s)", miss.phrase)] += left
-                nearby.append(miss.at(first))
+                rank = (-stage(miss.code), where)
+                if nearest_miss is None or rank < nearest_miss[0]:
+                    nearest_miss = (rank, miss, first)
+        if nearest_miss is not None:
+            nearby.append(nearest_miss[1].at(nearest_miss[2]))
         summary = _summary(deployment.key, len(clusters), fitting, counts)
         return _brief(summary, None if fitting or not nearby else min(nearby, key=_nearness))
 

@@ -40,6 +40,11 @@ _STAGE = {
 }
 
 
+def stage(code: Code) -> int:
+    """How far a candidate with this reason got: labels 0, taints 1, devices 2 and 3, capacity 4."""
+    return _STAGE[code]
+
+
 class Reason(NamedTuple):
     """A tuple, not a dataclass: explain builds one per (deployment, pool) that cannot host a
     replica, so construction must be cheap."""
@@ -55,7 +60,7 @@ class Reason(NamedTuple):
 
     @property
     def stage(self) -> int:
-        return _STAGE[self.code]
+        return stage(self.code)
 
     @property
     def scope(self) -> str:
