@@ -155,6 +155,7 @@ def _validate(args: argparse.Namespace) -> int:
 
 def _plan(args: argparse.Namespace) -> int:
     from modelplane import report
+    from modelplane.cel import SelectorEvaluator
     from modelplane.compose import plan_warnings
     from modelplane.scheduling import place
     from modelplane.scheduling.cost import placement_cost, priced
@@ -164,7 +165,8 @@ def _plan(args: argparse.Namespace) -> int:
     previous = _state(args.state)
     if args.what_if:
         return _what_if(args, manifests, previous)
-    placement = place(manifests.fleet, manifests.workloads, previous)
+    evaluator = SelectorEvaluator()
+    placement = place(manifests.fleet, manifests.workloads, previous, evaluator=evaluator)
     changes = diff(previous, placement, manifests.fleet, manifests.fleet) if previous is not None else None
     cost = placement_cost(manifests.fleet, placement) if priced(manifests.fleet) else None
     cost_before = placement_cost(manifests.fleet, previous) if cost and previous else None
@@ -173,7 +175,7 @@ def _plan(args: argparse.Namespace) -> int:
         text = indented(document)
     if args.render:
         _render(manifests, placement, Path(args.render))
-    found = plan_warnings(manifests, placement)
+    found = plan_warnings(manifests, placement, evaluator=evaluator)
     for warning in found:
         print(warning, file=sys.stderr)
     if args.format == "markdown":

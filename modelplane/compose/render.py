@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from modelplane.api import CONTROL_CLUSTER, Manifests, Problem, ServingMode
+from modelplane.cel import SelectorEvaluator
 from modelplane.collector import collector_paused
 from modelplane.compose import cache, files, gateways, prefill_decode, routing, selectors, serving, stack
 from modelplane.compose import secrets as compose_secrets
@@ -110,14 +111,16 @@ def replica_objects(contexts: list[ReplicaContext], objects: dict[str, list[dict
                                  else serving.unified_objects(ctx))
 
 
-def manifest_findings(manifests: Manifests, settings: Settings, secrets: Collection[SecretKey]) -> list[Finding]:
+def manifest_findings(manifests: Manifests, settings: Settings, secrets: Collection[SecretKey],
+                      evaluator: SelectorEvaluator | None = None) -> list[Finding]:
     """The warnings that do not depend on the placement: every prefill/decode deployment's (placed or
     not), where ModelCache volumes have no ReadWriteMany class, selectors no published device
-    satisfies, Secrets engines read that the stack does not create, what the fleet gateway leaves open."""
+    satisfies (evaluated with `evaluator`, the plan's if given), Secrets engines read that the stack
+    does not create, what the fleet gateway leaves open."""
     pairs = [d for d in manifests.workloads.deployments if d.spec.serving.mode is ServingMode.PREFILL_DECODE]
     return [*(Finding(deployment, loc, message, code) for deployment in pairs
               for loc, message, code in prefill_decode.warnings(deployment)),
-            *cache.storage_findings(manifests, settings), *selectors.unsatisfiable(manifests),
+            *cache.storage_findings(manifests, settings), *selectors.unsatisfiable(manifests, evaluator),
             *compose_secrets.findings(manifests.workloads, secrets), *gateways.security_warnings(manifests.fleet.gateway)]
 
 
@@ -132,12 +135,14 @@ def cache_objects(manifests: Manifests, settings: Settings, objects: dict[str, l
 
 
 def plan_warnings(manifests: Manifests, placement: Placement | None = None, settings: Settings = Settings(),
-                  secrets: Collection[SecretKey] = ()) -> tuple[Problem, ...]:
+                  secrets: Collection[SecretKey] = (), *, evaluator: SelectorEvaluator | None = None
+                  ) -> tuple[Problem, ...]:
     """The warnings `render` gives, without rendering the workloads: with a placement, exactly
     `render(...).warnings` (`modelplane plan` prints the same whether or not it renders); without one
-    (`modelplane validate`), only those that do not depend on it."""
+    (`modelplane validate`), only those that do not depend on it. `evaluator`: the one the placement
+    was made with, whose evaluations the selector warnings reuse."""
     with collector_paused():
-        findings = manifest_findings(manifests, settings, secrets)
+        findings = manifest_findings(manifests, settings, secrets, evaluator)
         if placement is not None:
             contexts = replica_contexts(manifests, placement, settings)
             addresses = {c.name: routing.address_placeholder(c.name) for c in manifests.fleet.clusters}

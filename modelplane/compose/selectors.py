@@ -29,12 +29,13 @@ _READ = re.compile(r'device\.(attributes|capacity)\["([^"]+)"\]\.([A-Za-z_][A-Za
 _QUANTITY = re.compile(r'quantity\("([^"]*)"\)')
 
 
-def unsatisfiable(manifests: Manifests) -> list[Finding]:
+def unsatisfiable(manifests: Manifests, evaluator: SelectorEvaluator | None = None) -> list[Finding]:
+    """`evaluator`: a plan's, whose evaluations of the same selectors on the same devices are reused."""
     devices = [(c.name, d.name, Device.from_class_device(d.model_dump(by_alias=True, exclude_none=True)))
                for c in manifests.fleet.classes for d in c.spec.devices]
     if not devices:
         return []
-    evaluator = SelectorEvaluator()
+    evaluator = evaluator or SelectorEvaluator()
     # Classes repeat devices (one GPU in 1-, 2-, 4- and 8-GPU classes); equal devices match alike.
     distinct = list(dict.fromkeys(device for _, _, device in devices))
     causes: dict[str, str | None] = {}  # per distinct selector (deployments repeat them): None when a device matches
