@@ -410,8 +410,9 @@ def _member_without_pool(engine: Engine, options: Options, cluster: ClusterView)
                   "pool nor split", f"relax the {missing.role}'s device request or add a pool whose class satisfies it")
 
 
-def capacity_reasons(options: Options, trial: Trial, holders: Callable[[PoolKey], dict[str, Use]]) -> list[Reason]:
-    """Why each structurally possible option does not fit the ledger (for explain)."""
+def capacity_reasons(options: Options, trial: Trial, held: Callable[[PoolKey], str]) -> list[Reason]:
+    """Why each structurally possible option does not fit the ledger (for explain); `held` says who
+    holds a pool's nodes (`held_by`)."""
     reasons: list[Reason] = []
     for option in (*options.single, *options.split):
         for pool_key, use in sorted(option.needs, key=lambda need: need[0]):
@@ -420,7 +421,7 @@ def capacity_reasons(options: Options, trial: Trial, holders: Callable[[PoolKey]
                 continue
             cluster, pool = pool_key
             free, adds = max(capacity - before, 0), after - before
-            held = ", ".join(f"{d} ({_held(u)})" for d, u in holders(pool_key).items()) or "nobody"
+            holders = held(pool_key)
             split = sorted({p.name for p in option.pools})
             where = f" (split over {'+'.join(split)})" if len(split) > 1 else ""
             if use.shared:
@@ -429,9 +430,9 @@ def capacity_reasons(options: Options, trial: Trial, holders: Callable[[PoolKey]
                 each = ", ".join(f"{size} of {kind.count} {kind.name}" for kind, size in zip(kinds, sizes) if size)
                 detail = (f"the engine's pods would share nodes of pool {pool}{where} ({each} per pod); with the pods "
                           f"already there, every pod lands whatever node the cluster's scheduler picks only on "
-                          f"{after} node(s), the pool has {capacity}; held by {held}")
+                          f"{after} node(s), the pool has {capacity}; held by {holders}")
             else:
-                detail = f"the engine needs {adds} node(s) of pool {pool}{where}, {free} free; held by {held}"
+                detail = f"the engine needs {adds} node(s) of pool {pool}{where}, {free} free; held by {holders}"
                 if adds > use.whole:
                     detail += ("; the pool's shared pods could each be on a different node (Kubernetes spreads "
                                "pods), so whole-node pods need nodes beside all of them")
@@ -440,6 +441,11 @@ def capacity_reasons(options: Options, trial: Trial, holders: Callable[[PoolKey]
                                   f"raise the pool's maxNodeCount by {after - capacity} or free nodes",
                                   shortfall=after - capacity))
     return reasons
+
+
+def held_by(holders: dict[str, Use]) -> str:
+    """Who holds a pool's nodes, from the ledger's `holders`: `ns/a (2), ns/b (3 shared pod(s))`."""
+    return ", ".join(f"{d} ({_held(u)})" for d, u in holders.items()) or "nobody"
 
 
 def _held(use: Use) -> str:

@@ -19,7 +19,7 @@ the two paths to the same text.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from decimal import Decimal
 
@@ -30,11 +30,12 @@ from modelplane.scheduling.engines import (
     Score,
     capacity_reasons,
     choose,
+    held_by,
     misses,
     pool_miss,
     whole_node_reason,
 )
-from modelplane.scheduling.ledger import Trial
+from modelplane.scheduling.ledger import PoolKey, Trial
 from modelplane.scheduling.match import MemberMatch, Miss
 from modelplane.scheduling.reasons import Reason, stage
 from modelplane.scheduling.run import Run
@@ -127,6 +128,7 @@ class Briefing:
 
     def __init__(self, run: Run):
         self.run = run
+        self._held: dict[PoolKey, str] = {}
         self._refusals: dict[Hashable, tuple[Counter[tuple[str, str]], Reason | None]] = {}
         self._pools: dict[Hashable, dict[str, list[tuple[str, int, PoolView]]]] = {}
 
@@ -140,7 +142,7 @@ class Briefing:
         detailed = sorted(eligible & run.reach(engine))
         fitting = 0
         for position in detailed:
-            verdict = _verdict(run, deployment, clusters[position], (), skipped_too=False)
+            verdict = _verdict(run, deployment, clusters[position], (), skipped_too=False, held=self.held)
             fitting += not verdict.reasons
             counts.update((r.scope, r.phrase) for r in _distinct(verdict.reasons))
             nearby.extend(verdict.reasons)
@@ -164,6 +166,13 @@ class Briefing:
             nearby.append(nearest_miss[1].at(nearest_miss[2]))
         summary = _summary(deployment.key, len(clusters), fitting, counts)
         return _brief(summary, None if fitting or not nearby else min(nearby, key=_nearness))
+
+    def held(self, pool: PoolKey) -> str:
+        """Who holds the pool's nodes (the ledger no longer changes while a briefing is made)."""
+        found = self._held.get(pool)
+        if found is None:
+            found = self._held[pool] = held_by(self.run.ledger.holders(pool))
+        return found
 
     def _refused(self, deployment: ModelDeployment, eligible: frozenset[int]
                  ) -> tuple[Counter[tuple[str, str]], Reason | None]:
@@ -201,9 +210,10 @@ def diagnose(run: Run, deployment: ModelDeployment, replicas: dict[str, list[int
 
 
 def _verdict(run: Run, deployment: ModelDeployment, cluster: ClusterView, indices: tuple[int, ...], *,
-             skipped_too: bool = True) -> ClusterVerdict:
+             skipped_too: bool = True, held: Callable[[PoolKey], str] | None = None) -> ClusterVerdict:
     """Whether another replica fits the cluster, and if not why; with `skipped_too`, also why the
-    pools an engine passes over cannot host it (explain prints them; a status does not)."""
+    pools an engine passes over cannot host it (explain prints them; a status does not). `held`:
+    who holds a pool's nodes (`held_by`), memoized by a caller that asks often."""
     ineligible = run.ineligible(deployment, cluster, new=True)
     if ineligible is not None:
         return ClusterVerdict(cluster.name, indices, (ineligible,))
@@ -218,7 +228,7 @@ def _verdict(run: Run, deployment: ModelDeployment, cluster: ClusterView, indice
             missed = misses(engine, options, cluster, run.matcher)
             skipped.extend(missed)
         if option is None:
-            reasons = (*missed, *capacity_reasons(options, trial, run.ledger.holders))
+            reasons = (*missed, *capacity_reasons(options, trial, held or _held_now(run)))
             return ClusterVerdict(cluster.name, indices, tuple(sorted(reasons, key=lambda r: (r.pool or "", r.phrase))))
         if skipped_too:
             choices += _choice(engine, option, options, trial, run)
@@ -272,6 +282,10 @@ def _where(engine: Engine, option: Option) -> str:
     if len(pools) == 1:
         return pools.pop()
     return " + ".join(f"{pool.name} ({member.role})" for member, pool in zip(engine.members, option.pools, strict=True))
+
+
+def _held_now(run: Run) -> Callable[[PoolKey], str]:
+    return lambda pool: held_by(run.ledger.holders(pool))
 
 
 def _distinct(reasons: tuple[Reason, ...]) -> list[Reason]:
