@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import argparse
 import gc
-import json
 import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
+
+import orjson
 
 from modelplane.collector import collector_paused
 from modelplane.json_text import indented
@@ -334,10 +335,10 @@ def _state(path: str | None) -> Placement | None:
     from modelplane.scheduling import Placement, StateError
 
     try:
-        data = json.loads(Path(path).read_text())
+        data = orjson.loads(Path(path).read_bytes())
     except OSError as error:
         raise InputError(f"{path}: cannot read the state file: {error.strerror}") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+    except orjson.JSONDecodeError as error:  # invalid UTF-8 included
         raise InputError(f"{path}: the state file is not JSON ({error}); pass a `plan --format json` output") from None
     try:
         return Placement.from_json(data)

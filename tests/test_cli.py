@@ -135,13 +135,14 @@ def test_a_command_leaves_the_garbage_collector_as_it_found_it(argv: list[str]) 
 
 @pytest.mark.parametrize("content, message", [
     ("{not json", "the state file is not JSON"),
+    (b'{"version": "\xff"}', "the state file is not JSON"),
     ('{"version": 1, "replicas": [{"deployment": "a/b"}]}', "replicas.0.cluster: Field required"),
     ('{"version": 2}', "version: this is placement version 2; Modelplane reads version 1"),
 ])
-def test_a_bad_state_file_is_an_input_error(content: str, message: str, tmp_path: Path,
+def test_a_bad_state_file_is_an_input_error(content: str | bytes, message: str, tmp_path: Path,
                                             capsys: pytest.CaptureFixture[str]) -> None:
     state = tmp_path / "state.json"
-    state.write_text(content)
+    state.write_bytes(content if isinstance(content, bytes) else content.encode())
     code, _, err = run(capsys, "plan", DEMO, "--state", str(state))
     assert code == 1
     assert f"{state}: " in err and message in err

@@ -84,6 +84,8 @@ def pool_need(members: Iterable[MemberPlacement]) -> int:
         if member.shared_pods:
             shared.append(member)
             per_node.update((use.device, use.per_node) for use in member.devices)
+    if not shared and not surge:
+        return whole  # `need` of whole-node pods alone
     kinds = sorted(per_node)
     pods: dict[tuple[int, ...], int] = {}
     for member in shared:
