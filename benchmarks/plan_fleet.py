@@ -26,8 +26,7 @@ benchmark prints what that compilation costs.
 
 Targets (issue 9): 1,000 x 10,000: load + place <= 15 s, re-place <= 5 s, peak RSS <= 1.5 GB;
 100 x 1,000 with --cli: <= 2 s cold, <= 1 s with --state, check() unchanged well under 1 s.
-The README's "Performance" section has the figures, where each process spends its time, and what
-is not met.
+The README's "Performance" section has the figures and where each process spends its time.
 """
 
 from __future__ import annotations
