@@ -18,6 +18,7 @@ the two paths to the same text.
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
@@ -128,7 +129,7 @@ class Briefing:
 
     def __init__(self, run: Run):
         self.run = run
-        self._held: dict[PoolKey, str] = {}
+        self._held = _held_by(run)
         self._refusals: dict[Hashable, tuple[Counter[tuple[str, str]], Reason | None]] = {}
         self._pools: dict[Hashable, dict[str, list[tuple[str, int, PoolView]]]] = {}
 
@@ -142,7 +143,7 @@ class Briefing:
         detailed = sorted(eligible & run.reach(engine))
         fitting = 0
         for position in detailed:
-            verdict = _verdict(run, deployment, clusters[position], (), skipped_too=False, held=self.held)
+            verdict = _verdict(run, deployment, clusters[position], (), self._held, skipped_too=False)
             fitting += not verdict.reasons
             counts.update((r.scope, r.phrase) for r in _distinct(verdict.reasons))
             nearby.extend(verdict.reasons)
@@ -166,13 +167,6 @@ class Briefing:
             nearby.append(nearest_miss[1].at(nearest_miss[2]))
         summary = _summary(deployment.key, len(clusters), fitting, counts)
         return _brief(summary, None if fitting or not nearby else min(nearby, key=_nearness))
-
-    def held(self, pool: PoolKey) -> str:
-        """Who holds the pool's nodes (the ledger no longer changes while a briefing is made)."""
-        found = self._held.get(pool)
-        if found is None:
-            found = self._held[pool] = held_by(self.run.ledger.holders(pool))
-        return found
 
     def _refused(self, deployment: ModelDeployment, eligible: frozenset[int]
                  ) -> tuple[Counter[tuple[str, str]], Reason | None]:
@@ -203,17 +197,18 @@ class Briefing:
 
 
 def diagnose(run: Run, deployment: ModelDeployment, replicas: dict[str, list[int]]) -> Explanation:
-    verdicts = tuple(_verdict(run, deployment, cluster, tuple(sorted(replicas.get(cluster.name, []))))
+    held = _held_by(run)
+    verdicts = tuple(_verdict(run, deployment, cluster, tuple(sorted(replicas.get(cluster.name, []))), held)
                      for cluster in run.snapshot.clusters)
     scheduled = sum(len(indices) for indices in replicas.values())
     return Explanation(deployment.key, deployment.spec.replicas, scheduled, verdicts)
 
 
-def _verdict(run: Run, deployment: ModelDeployment, cluster: ClusterView, indices: tuple[int, ...], *,
-             skipped_too: bool = True, held: Callable[[PoolKey], str] | None = None) -> ClusterVerdict:
+def _verdict(run: Run, deployment: ModelDeployment, cluster: ClusterView, indices: tuple[int, ...],
+             held: Callable[[PoolKey], str], *, skipped_too: bool = True) -> ClusterVerdict:
     """Whether another replica fits the cluster, and if not why; with `skipped_too`, also why the
     pools an engine passes over cannot host it (explain prints them; a status does not). `held`:
-    who holds a pool's nodes (`held_by`), memoized by a caller that asks often."""
+    who holds a pool's nodes (`_held_by`)."""
     ineligible = run.ineligible(deployment, cluster, new=True)
     if ineligible is not None:
         return ClusterVerdict(cluster.name, indices, (ineligible,))
@@ -228,7 +223,7 @@ def _verdict(run: Run, deployment: ModelDeployment, cluster: ClusterView, indice
             missed = misses(engine, options, cluster, run.matcher)
             skipped.extend(missed)
         if option is None:
-            reasons = (*missed, *capacity_reasons(options, trial, held or _held_now(run)))
+            reasons = (*missed, *capacity_reasons(options, trial, held))
             return ClusterVerdict(cluster.name, indices, tuple(sorted(reasons, key=lambda r: (r.pool or "", r.phrase))))
         if skipped_too:
             choices += _choice(engine, option, options, trial, run)
@@ -284,8 +279,10 @@ def _where(engine: Engine, option: Option) -> str:
     return " + ".join(f"{pool.name} ({member.role})" for member, pool in zip(engine.members, option.pools, strict=True))
 
 
-def _held_now(run: Run) -> Callable[[PoolKey], str]:
-    return lambda pool: held_by(run.ledger.holders(pool))
+def _held_by(run: Run) -> Callable[[PoolKey], str]:
+    """Who holds each pool's nodes, worded once per pool: explain asks after the run has placed, when
+    the ledger no longer changes."""
+    return functools.cache(lambda pool: held_by(run.ledger.holders(pool)))
 
 
 def _distinct(reasons: tuple[Reason, ...]) -> list[Reason]:
