@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from modelplane.cli import RENDER_RECORD, SHORT, main
-from modelplane.comment import Section, fit
+from modelplane.report.comment import Section, fit
 
 EXAMPLES = Path(__file__).parent.parent / "examples"
 QWEN_FLEET = str(EXAMPLES / "qwen3-8b" / "fleet.yaml")

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from modelplane.json_text import indented
+from modelplane.report.json_text import indented
 
 
 def reference(document: object) -> str:

@@ -33,7 +33,6 @@ from modelplane.api.messages import describe
 from modelplane.api.problems import ManifestErrors, Problem, Severity
 from modelplane.api.refs import Located, check_references
 from modelplane.api.workload import ModelCache, ModelDeployment, ModelEndpoint, ModelService
-from modelplane.collector import collector_paused
 
 KINDS: dict[str, type[Manifest]] = {
     cls.model_fields["kind"].default: cls  # type: ignore[misc]
@@ -97,22 +96,20 @@ def load_sources(sources: Iterable[tuple[str, str]], problems: Iterable[Problem]
     """Validate manifests given as (file name, text) pairs. Pure: no I/O."""
     found = list(problems)
     documents: list[Document] = []
-    with collector_paused():
-        for file, text in sources:
-            parsed, parse_problems = parse_documents(file, text)
-            found.extend(parse_problems)
-            if not parsed and not parse_problems:
-                found.append(Problem(file, 0, message="contains no manifests", code="empty"))
-            documents.extend(parsed)
-        return _validate(documents, found, strict, control_cluster)
+    for file, text in sources:
+        parsed, parse_problems = parse_documents(file, text)
+        found.extend(parse_problems)
+        if not parsed and not parse_problems:
+            found.append(Problem(file, 0, message="contains no manifests", code="empty"))
+        documents.extend(parsed)
+    return _validate(documents, found, strict, control_cluster)
 
 
 def load_objects(objects: Iterable[Any], source: str = "<objects>", *, control_cluster: bool = False) -> Manifests:
     """Validate manifests given as plain data (e.g. `dump_objects` output carried through Pulumi state);
     problems name `source` and the object's position instead of a file and line."""
     documents = [Document(source, index + 1, obj, {}) for index, obj in enumerate(objects)]
-    with collector_paused():
-        return _validate(documents, [], True, control_cluster)
+    return _validate(documents, [], True, control_cluster)
 
 
 def dump_objects(manifests: Manifests) -> list[dict[str, Any]]:

@@ -24,7 +24,6 @@ from typing import Any
 
 from modelplane.api import CONTROL_CLUSTER, Manifests, Problem, ServingMode
 from modelplane.cel import SelectorEvaluator
-from modelplane.collector import collector_paused
 from modelplane.compose import cache, files, gateways, prefill_decode, routing, selectors, serving, stack
 from modelplane.compose import secrets as compose_secrets
 from modelplane.compose.findings import Finding, problem
@@ -70,8 +69,7 @@ class Rendered:
 def render(manifests: Manifests, placement: Placement, settings: Settings = Settings(),
            gateway_addresses: Mapping[str, str] | None = None, secrets: Collection[SecretKey] = ()) -> Rendered:
     """`secrets`: the Secret keys stack config holds values for (`compose.secrets`)."""
-    with collector_paused():
-        return _render(manifests, placement, settings, gateway_addresses or {}, frozenset(secrets))
+    return _render(manifests, placement, settings, gateway_addresses or {}, frozenset(secrets))
 
 
 def _render(manifests: Manifests, placement: Placement, settings: Settings, given: Mapping[str, str],
@@ -141,13 +139,12 @@ def plan_warnings(manifests: Manifests, placement: Placement | None = None, sett
     `render(...).warnings` (`modelplane plan` prints the same whether or not it renders); without one
     (`modelplane validate`), only those that do not depend on it. `evaluator`: the one the placement
     was made with, whose evaluations the selector warnings reuse."""
-    with collector_paused():
-        findings = manifest_findings(manifests, settings, secrets, evaluator)
-        if placement is not None:
-            contexts = replica_contexts(manifests, placement, settings)
-            addresses = {c.name: routing.address_placeholder(c.name) for c in manifests.fleet.clusters}
-            findings += fleet_gateway(manifests, contexts, addresses, {c.name: [] for c in manifests.fleet.clusters})[1]
-        return tuple(sorted(problem(manifests, finding) for finding in findings))
+    findings = manifest_findings(manifests, settings, secrets, evaluator)
+    if placement is not None:
+        contexts = replica_contexts(manifests, placement, settings)
+        addresses = {c.name: routing.address_placeholder(c.name) for c in manifests.fleet.clusters}
+        findings += fleet_gateway(manifests, contexts, addresses, {c.name: [] for c in manifests.fleet.clusters})[1]
+    return tuple(sorted(problem(manifests, finding) for finding in findings))
 
 
 def fleet_gateway(manifests: Manifests, contexts: list[ReplicaContext], addresses: Mapping[str, str],

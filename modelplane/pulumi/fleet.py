@@ -42,7 +42,7 @@ from modelplane.pulumi.names import cluster_name, provider_identifier
 from modelplane.pulumi.placement import FleetPlacement, known_placement
 from modelplane.pulumi.serving import ServingStack
 from modelplane.pulumi.workloads import Target, register_placed
-from modelplane.report import where
+from modelplane.report.text import replica_text
 from modelplane.scheduling import Placement
 from modelplane.scheduling.cost import placement_cost
 from modelplane.scheduling.diff import pool_use
@@ -235,5 +235,5 @@ def summary(placement: Placement, workloads: Workloads) -> dict[str, Any]:
         order = [engine.name for engine in deployment.spec.engines]
         replicas = [replica.model_copy(update={"engines": {name: replica.engines[name] for name in order}})
                     for replica in placement.replicas_of(key)]
-        found[key] = {"scheduled": f"{status.scheduled}/{status.desired}", "replicas": [where(r) for r in replicas]}
+        found[key] = {"scheduled": f"{status.scheduled}/{status.desired}", "replicas": [replica_text(r) for r in replicas]}
     return found

@@ -57,6 +57,7 @@ from pulumi.runtime.rpc import UNKNOWN
 
 from modelplane.api import ManifestErrors, Manifests, Problem, dump_objects, load_objects
 from modelplane.api.served import object_key
+from modelplane.pulumi.collector import collector_paused
 from modelplane.scheduling import DeploymentStatus, Placement, StateError, place
 from modelplane.scheduling.diff import outline
 from modelplane.scheduling.placement import PLACEMENT_VERSION
@@ -106,6 +107,10 @@ class PlacementProvider(ResourceProvider):
         unchanged = _unchanged(olds, inputs)
         if unchanged is not None:
             return unchanged
+        with collector_paused():  # the entry of the dynamic-provider process (`pulumi.collector`)
+            return self._place(olds, inputs)
+
+    def _place(self, olds: dict[str, Any], inputs: dict[str, Any]) -> CheckResult:
         objects = from_wire(inputs["objects"])
         try:
             # Where the gateway runs is not an input of the placement, and the program checked it.

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import shlex
 
-from modelplane.report import columns
+from modelplane.report.text import columns
 from modelplane.scheduling.capacity import Suggestions
 
 

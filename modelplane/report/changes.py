@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import html
 
-from modelplane.report import columns, where
+from modelplane.report.text import columns, replica_text
 from modelplane.scheduling.diff import Change, PlacementDiff, PoolChange, ReplicaChange
 
 
@@ -18,12 +18,12 @@ def change_text(change: ReplicaChange) -> str:
     """`create c#0 (e: p)`, `move a#0 (e: p) -> b#0 (e: q)`, `remove c#1 (e: p)`."""
     if change.change is Change.CREATE:
         assert change.after is not None
-        return f"create {where(change.after)}"
+        return f"create {replica_text(change.after)}"
     if change.change is Change.REMOVE:
         assert change.before is not None
-        return f"remove {where(change.before)}"
+        return f"remove {replica_text(change.before)}"
     assert change.before is not None and change.after is not None
-    return f"{change.change} {where(change.before)} -> {where(change.after)}"
+    return f"{change.change} {replica_text(change.before)} -> {replica_text(change.after)}"
 
 
 def table(changes: PlacementDiff) -> str:

@@ -7,7 +7,7 @@ before a what-if), the fleet's cost before -> after and the difference.
 
 from __future__ import annotations
 
-from modelplane.report import columns
+from modelplane.report.text import columns
 from modelplane.scheduling.cost import Cost, FleetCost
 
 

@@ -9,8 +9,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from modelplane.api import Claim, Fleet, Problem
-from modelplane.comment import GITHUB_COMMENT_LIMIT, Section, fit
-from modelplane.scheduling import Placement, Replica
+from modelplane.report import changes as changes_report
+from modelplane.report import cost as cost_report
+from modelplane.report.comment import GITHUB_COMMENT_LIMIT, Section, fit
+from modelplane.report.text import columns, replica_text
+from modelplane.scheduling import Placement
 from modelplane.scheduling.cost import FleetCost
 from modelplane.scheduling.diff import Change, PlacementDiff, ReplicaChange, pool_devices, pool_use
 
@@ -30,13 +33,6 @@ def pool_usage(fleet: Fleet, placement: Placement) -> list[tuple[str, str, str, 
     return rows
 
 
-def where(replica: Replica) -> str:
-    """`cluster#index (engine: pool, ...)`; a split engine shows `leader-pool+worker-pool`."""
-    engines = ", ".join(f"{name}: {'+'.join(dict.fromkeys(m.pool for m in members.values()))}"
-                        for name, members in replica.engines.items())
-    return f"{replica.cluster}#{replica.index} ({engines})"
-
-
 def table(fleet: Fleet, placement: Placement, changes: PlacementDiff | None = None,
           cost: FleetCost | None = None, cost_before: FleetCost | None = None) -> str:
     """The fleet's pools and every deployment's replicas; with `changes` (a plan against `--state`), the
@@ -54,13 +50,9 @@ def table(fleet: Fleet, placement: Placement, changes: PlacementDiff | None = No
         deployments += [("", "", *blank, f"short: {reason}") for reason in status.reasons]
     head = ""
     if changes:
-        from modelplane import changes_report  # it renders with this module's helpers
-
         head = f"{changes_report.table(changes)}\n"
     tail = ""
     if cost:
-        from modelplane import cost_report
-
         tail = f"\n{cost_report.table(cost, cost_before)}"
     return f"{head}{columns(pools)}\n\n{columns(deployments)}\n{tail}"
 
@@ -71,7 +63,7 @@ def markdown(fleet: Fleet, placement: Placement, changes: PlacementDiff | None =
     """The pull-request comment, at most `limit` characters: the summary (with `cost`, the fleet's cost
     and its change against `cost_before`), then the changes, the warnings, why each short deployment
     is short, and the full placement, pools and costs collapsed; each part cut, with a note, when the
-    ones before it leave too little room (`modelplane.comment`)."""
+    ones before it leave too little room (`report.comment`)."""
     short = [key for key, status in placement.deployments.items() if status.short]
     total = sum(s.desired for s in placement.deployments.values())
     head = ["### Modelplane placement", "",
@@ -79,13 +71,9 @@ def markdown(fleet: Fleet, placement: Placement, changes: PlacementDiff | None =
             + (f"; **{len(short)} deployment(s) short**" if short else "")
             + (f"; {len(warnings)} warning(s)" if warnings else "") + "."]
     if cost:
-        from modelplane import cost_report
-
         head += ["", cost_report.comparison(cost_before, cost)]
     sections = []
     if changes:
-        from modelplane import changes_report
-
         sections.append(Section(changes_report.markdown(changes), "lines of changes", opening=[""]))
     if warnings:
         sections.append(Section([f"- {_html(str(warning))}" for warning in warnings], "warnings",
@@ -125,22 +113,16 @@ def _html(text: str) -> str:
 
 def _placed(placement: Placement, deployment: str,
             changes: PlacementDiff | None) -> list[tuple[str, ReplicaChange | None]]:
-    """Each replica's `where`; with changes also its change, and the removed replicas too."""
+    """Each replica's `replica_text`; with changes also its change, and the removed replicas too."""
     if changes is None:
-        return [(where(r), None) for r in placement.replicas_of(deployment)]
+        return [(replica_text(r), None) for r in placement.replicas_of(deployment)]
     mine = changes.by_deployment.get(deployment, ())
-    return [(where(c.after or c.before), c) for c in mine]  # type: ignore[arg-type]
+    return [(replica_text(c.after or c.before), c) for c in mine]  # type: ignore[arg-type]
 
 
 def _mark(change: ReplicaChange) -> str:
     """`create`, `moved from <where>`, `remove` or `unchanged`."""
     if change.change is Change.MOVE:
         assert change.before is not None
-        return f"moved from `{where(change.before)}`"
+        return f"moved from `{replica_text(change.before)}`"
     return str(change.change)
-
-
-def columns(rows: list[tuple[str, ...]]) -> str:
-    """Rows as left-aligned columns two spaces apart, trailing blanks stripped."""
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    return "\n".join("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in rows)

@@ -5,7 +5,7 @@
 `modelplane plan --format json` prints, `--state` reads back and the Pulumi Placement resource keeps.
 """
 
-from modelplane.scheduling.explain import ClusterVerdict, Explanation
+from modelplane.scheduling.explanation import ClusterVerdict, Explanation
 from modelplane.scheduling.place import explain, place, plan
 from modelplane.scheduling.placement import (
     DeploymentStatus,

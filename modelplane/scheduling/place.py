@@ -13,15 +13,14 @@ Phases, in order:
 1. snapshot   the fleet as pools with compiled devices (`Run`)
 2. retain     previous replicas that may stay, scaled down to `replicas`, charged oldest first
 3. fill       missing replicas, spread before pack, deployments in namespace/name order
-4. report     per deployment: desired, scheduled, and for a short one why (`explain.Briefing`)
+4. report     per deployment: desired, scheduled, and for a short one why (`explanation.Briefing`)
 """
 
 from __future__ import annotations
 
 from modelplane.api import Fleet, Workloads
 from modelplane.cel import SelectorEvaluator
-from modelplane.collector import collector_paused
-from modelplane.scheduling.explain import Briefing, Explanation, diagnose
+from modelplane.scheduling.explanation import Briefing, Explanation, diagnose
 from modelplane.scheduling.fill import fill
 from modelplane.scheduling.placement import DeploymentStatus, Placement, Replica
 from modelplane.scheduling.retain import retain
@@ -44,12 +43,10 @@ def explain(fleet: Fleet, workloads: Workloads, deployment: str, previous: Place
 
 def plan(fleet: Fleet, workloads: Workloads, previous: Placement | None = None, *,
          evaluator: SelectorEvaluator | None = None) -> tuple[Placement, Run]:
-    with collector_paused():
-        run = Run(fleet, workloads, evaluator)
-        kept = retain(run, previous)
-        placed = fill(run, kept)
-        return report(run, [*kept, *placed]), run
-
+    run = Run(fleet, workloads, evaluator)
+    kept = retain(run, previous)
+    placed = fill(run, kept)
+    return report(run, [*kept, *placed]), run
 
 
 def report(run: Run, replicas: list[Replica]) -> Placement:

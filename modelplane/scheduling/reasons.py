@@ -3,7 +3,7 @@
 A `Reason` has a stable `code`, a `phrase` that reads after "N cluster(s)" or "N pool(s)"
 (`had untolerated taint {dedicated=frontier:NoSchedule}`), where it applies (cluster, and pool for
 pool-level reasons), the detail `explain` prints (the failing selector and the value it read) and
-a hint (what would make it fit). Only `explain.py` turns reasons into sentences.
+a hint (what would make it fit). Only `explanation.py` turns reasons into sentences.
 
 `stage` orders reasons by how far a candidate got (labels < taints < devices < capacity), which is
 how the closest near-miss is chosen.

@@ -19,7 +19,7 @@ import pytest
 from modelplane.api import load
 from modelplane.compose import Settings
 from modelplane.pulumi import PlacementUnknownError
-from modelplane.report import where
+from modelplane.report.text import replica_text
 from modelplane.scheduling import place
 from tests.builders import UNPLACEABLE
 from tests.pulumi.harness import (
@@ -69,7 +69,7 @@ def preview() -> Run:
 def expected_summary() -> dict[str, Any]:
     manifests = load([DEMO])
     placement = place(manifests.fleet, manifests.workloads)
-    return {key: {"scheduled": f"{s.scheduled}/{s.desired}", "replicas": [where(r) for r in placement.replicas_of(key)]}
+    return {key: {"scheduled": f"{s.scheduled}/{s.desired}", "replicas": [replica_text(r) for r in placement.replicas_of(key)]}
             for key, s in placement.deployments.items()}
 
 

@@ -21,7 +21,7 @@ from modelplane.api.workload import NodeSelector
 from modelplane.scheduling import Placement, place
 from modelplane.scheduling import plan as plan_with_run
 from modelplane.scheduling.diff import pool_use
-from modelplane.scheduling.explain import Briefing, diagnose
+from modelplane.scheduling.explanation import Briefing, diagnose
 from tests.builders import (
     cluster,
     deployment,

@@ -172,7 +172,7 @@ def test_a_what_if_with_no_edits_reports_no_change(cs, ds, sticky) -> None:
 
 
 def test_the_markdown_of_a_reason_is_escaped_outside_code_spans() -> None:
-    from modelplane import changes_report
+    from modelplane.report import changes as changes_report
     from modelplane.scheduling.diff import DeploymentChange, PlacementDiff
 
     short = DeploymentChange("ml/d", (1, 0), (1, 1), (False, True), ("selector `a < b` fails on <none>",))
