@@ -28,7 +28,7 @@ from modelplane.api.fleet import (
     Taint,
 )
 from modelplane.api.gateway import CONTROL_CLUSTER, CertManager, GatewayBackend, InferenceGateway, LoadBalancer
-from modelplane.api.load import dump_objects, load, load_objects, load_sources
+from modelplane.api.loader import dump_objects, load, load_objects, load_sources
 from modelplane.api.manifests import Fleet, Manifests, Origin, Workloads
 from modelplane.api.problems import ManifestErrors, Problem, Severity
 from modelplane.api.workload import (

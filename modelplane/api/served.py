@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from modelplane.api.load import load_objects
+from modelplane.api.loader import load_objects
 from modelplane.api.manifests import Manifests, ObjectKey
 from modelplane.api.problems import ManifestErrors, Problem, Severity
 

@@ -10,7 +10,7 @@ no I/O, no environment (DESIGN.md section 2). `Rendered.files()` lays the result
 from modelplane.compose.cache import secret_placeholder, storage_class
 from modelplane.compose.gateways import bind_addresses, cluster_stack
 from modelplane.compose.names import POOL as POOL_LABEL
-from modelplane.compose.render import Rendered, plan_warnings, render
+from modelplane.compose.renderer import Rendered, plan_warnings, render
 from modelplane.compose.routing import address_placeholder
 from modelplane.compose.serving import replica_path
 from modelplane.compose.settings import Settings

@@ -59,7 +59,7 @@ from modelplane.api.fleet import Pricing
 from modelplane.cel import SelectorEvaluator
 from modelplane.scheduling.engines import shape_of
 from modelplane.scheduling.explanation import Explanation, diagnose
-from modelplane.scheduling.place import plan
+from modelplane.scheduling.scheduler import plan
 from modelplane.scheduling.placement import Placement
 from modelplane.scheduling.reasons import Code
 from modelplane.scheduling.run import Run

@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from modelplane.api import load, load_sources
-from modelplane.api.load import read_sources
+from modelplane.api.loader import read_sources
 from modelplane.compose import Rendered, render
 from modelplane.scheduling import Placement, place
 from tests.compose.schemas import problems

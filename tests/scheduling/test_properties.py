@@ -1,4 +1,4 @@
-"""Property-based tests of the invariants in `place.py`'s docstring, over random fleets and deployments.
+"""Property-based tests of the invariants in `scheduler.py`'s docstring, over random fleets and deployments.
 
 - no pool is ever overcommitted (retained replicas included);
 - permuting the input order changes nothing;

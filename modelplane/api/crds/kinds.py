@@ -15,7 +15,7 @@ from modelplane.api.base import API_VERSION
 from modelplane.api.crds.rules import Rule
 from modelplane.api.fleet import InferenceClass, InferenceCluster
 from modelplane.api.gateway import InferenceGateway
-from modelplane.api.load import NAMESPACED
+from modelplane.api.loader import NAMESPACED
 from modelplane.api.manifests import Manifest
 from modelplane.api.workload import ModelCache, ModelDeployment, ModelEndpoint, ModelService
 
