@@ -12,7 +12,6 @@ Workers, unique names); cross-object rules live in `refs.py`; warnings in `warni
 from __future__ import annotations
 
 import re
-from functools import cached_property
 from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field, field_validator, model_validator
@@ -329,10 +328,16 @@ class ModelDeployment(Namespaced, Model):
     status: ModelDeploymentStatus | None = None
     """What the control plane last placed and applied; accepted as input and ignored."""
 
-    @cached_property
+    @property
     def key(self) -> str:
-        """`namespace/name`, the deployment's identity across the fleet (the scheduler reads it per replica)."""
-        return f"{self.namespace}/{self.name}"
+        """`namespace/name`, the deployment's identity across the fleet. The scheduler reads it per
+        replica, so it is kept beside the metadata it was made from and made again for other metadata:
+        a copy (`model_copy(update={"metadata": ...})` copies what an instance holds) never reads a
+        stale key."""
+        made = self.__dict__.get("_key")
+        if made is None or made[0] is not self.metadata:
+            made = self.__dict__["_key"] = (self.metadata, f"{self.namespace}/{self.name}")
+        return made[1]
 
 
 _HF_REPO = re.compile(r"^[A-Za-z0-9][-A-Za-z0-9_.]*/[A-Za-z0-9][-A-Za-z0-9_.]*$")
