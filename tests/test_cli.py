@@ -151,9 +151,31 @@ def test_a_bad_state_file_is_an_input_error(content: str | bytes, message: str, 
 def test_explain_names_the_skipped_pool_and_the_value_it_read(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "explain", "ml-team-research/kimi-k2-instruct", str(EXAMPLES / "kimi-k2"))
     assert code == 0
-    assert "cluster prod-coreweave-us-east (replicas 0): another replica fits on kimi-k2: frontier" in out
+    assert "cluster prod-coreweave-us-east (replica #0): another replica fits on kimi-k2: frontier" in out
     assert 'skipped pool medium: had no device matching request gpu' in out
     assert 'it read device.capacity["gpu.nvidia.com"].memory = 81559Mi' in out
+
+
+def test_explain_names_the_engine_on_the_pool_lines_of_a_prefill_decode_pair(capsys: pytest.CaptureFixture[str]) -> None:
+    """The multi-cloud pair: prefill asks for Hopper (only eks-us-west/h100), decode for 80Gi (the
+    H100's 81559Mi is less; the A100's 81920Mi is not)."""
+    code, out, _ = run(capsys, "explain", "ml-team/llama-70b-pd", DEMO)
+    assert code == 0
+    lines = out.splitlines()
+    assert "cluster eks-us-west (replica #0): another replica fits on prefill: h100, decode: a100" in lines
+    assert any(line.startswith("  skipped pool a100 for engine prefill: had no device matching request gpu: ")
+               for line in lines)
+    assert any(line.startswith("  skipped pool h100 for engine decode: had no device matching request gpu: ")
+               for line in lines)
+    assert any(line.startswith("  pool l4 for engine prefill: had no device matching request gpu: ") for line in lines)
+
+
+def test_explain_numbers_each_replica_a_cluster_holds(capsys: pytest.CaptureFixture[str]) -> None:
+    """examples/scaled.yaml asks for three replicas of qwen3-8b where two fit: both on starter."""
+    code, out, _ = run(capsys, "explain", "ml-team/qwen3-8b", str(EXAMPLES / "qwen3-8b" / "fleet.yaml"),
+                       str(EXAMPLES / "scaled.yaml"))
+    assert code == 0
+    assert "cluster starter (replicas #0, #1):" in out.splitlines()
 
 
 def _python(code: str) -> str:

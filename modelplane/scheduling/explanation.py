@@ -89,18 +89,28 @@ class Explanation:
         """The full explanation, for `modelplane explain`."""
         out = [f"{self.deployment}: {self.scheduled}/{self.desired} replicas scheduled", *self.reasons(), ""]
         for verdict in self.clusters:
-            placed = f" (replicas {', '.join(map(str, verdict.replicas))})" if verdict.replicas else ""
+            placed = f" ({_replicas(verdict.replicas)})" if verdict.replicas else ""
             if not verdict.reasons:
                 out.append(f"cluster {verdict.cluster}{placed}: another replica fits on "
                            f"{', '.join(verdict.would_use)}")
                 out.extend(f"  {choice}" for choice in verdict.choices)
-                out.extend(f"  skipped pool {r.pool}: {r.phrase}: {r.detail}" for r in _distinct(verdict.skipped))
+                out.extend(f"  skipped {_pool(r)}: {r.phrase}: {r.detail}" for r in _distinct(verdict.skipped))
                 continue
             out.append(f"cluster {verdict.cluster}{placed}:")
             for reason in _distinct(verdict.reasons):
-                where = f"pool {reason.pool}: " if reason.pool else ""
+                where = f"{_pool(reason)}: " if reason.pool else ""
                 out.append(f"  {where}{reason.phrase}: {reason.detail}")
         return out
+
+
+def _replicas(indices: tuple[int, ...]) -> str:
+    """`replica #0`, `replicas #0, #2`."""
+    return ("replica " if len(indices) == 1 else "replicas ") + ", ".join(f"#{index}" for index in indices)
+
+
+def _pool(reason: Reason) -> str:
+    """`pool a100`, and in a deployment of several engines `pool a100 for engine prefill`."""
+    return f"pool {reason.pool}" + (f" for engine {reason.engine}" if reason.engine else "")
 
 
 def _summary(deployment: str, total: int, fitting: int, counts: Counter[tuple[str, str]]) -> str:
@@ -216,14 +226,20 @@ def _verdict(run: Run, deployment: ModelDeployment, cluster: ClusterView, indice
     used: list[str] = []
     skipped: list[Reason] = []
     choices: list[str] = []
+    # explain names the engine on each pool line when there are several (a status does not).
+    named = skipped_too and len(deployment.spec.engines) > 1
     for engine in deployment.spec.engines:
         options = run.options(engine, cluster)
         option = choose(options, trial)
         if option is None or skipped_too:
             missed = misses(engine, options, cluster, run.matcher)
+            missed = tuple(reason._replace(engine=engine.name) for reason in missed) if named else missed
             skipped.extend(missed)
         if option is None:
-            reasons = (*missed, *capacity_reasons(options, trial, held))
+            capacity = capacity_reasons(options, trial, held)
+            if named:
+                capacity = [reason._replace(engine=engine.name) for reason in capacity]
+            reasons = (*missed, *capacity)
             return ClusterVerdict(cluster.name, indices, tuple(sorted(reasons, key=lambda r: (r.pool or "", r.phrase))))
         if skipped_too:
             choices += _choice(engine, option, options, trial, run)
@@ -252,7 +268,11 @@ def _choice(engine: Engine, chosen: Option, options: Options, trial: Trial, run:
 
 
 _PARTS = ("fewer devices per node", "less device memory", "cheaper", "earlier in the cluster's pool list")
+_MEMORY = Score._fields.index("memory")
 _PRICE = Score._fields.index("price")
+NEAR_MEMORY = Decimal("0.02")
+"""Device memory this close (a share of the larger) reads as the same hardware to a person: when it
+decides for a dearer pool, explain says so and what it cost."""
 
 
 def _decided(chosen: Option, other: Option) -> str:
@@ -261,7 +281,20 @@ def _decided(chosen: Option, other: Option) -> str:
     part = next((i for i, (a, b) in enumerate(zip(chosen.score, other.score)) if a != b), len(_PARTS) - 1)
     if part == _PRICE and chosen.score.price[0] != other.score.price[0]:
         return "priced before unpriced"
+    if part == _MEMORY:
+        return _memory_decided(chosen.score, other.score)
     return _PARTS[part]
+
+
+def _memory_decided(chosen: Score, other: Score) -> str:
+    """`less device memory`; when the memory differs by under `NEAR_MEMORY` and the chosen pool costs
+    more per hour, also that the score compares memory before price, and by how much each differ."""
+    (unpriced, currency, amount), (other_unpriced, other_currency, other_amount) = chosen.price, other.price
+    less = (other.memory - chosen.memory) / other.memory
+    if unpriced or other_unpriced or currency != other_currency or amount <= other_amount or less >= NEAR_MEMORY:
+        return _PARTS[_MEMORY]
+    return (f"less device memory, by only {less * 100:.1f}%: device memory is compared before price, so it decided "
+            f"though the chosen pool costs {amount - other_amount:.2f} {currency}/h more")
 
 
 def _score_text(score: Score) -> str:
@@ -286,11 +319,11 @@ def _held_by(run: Run) -> Callable[[PoolKey], str]:
 
 
 def _distinct(reasons: tuple[Reason, ...]) -> list[Reason]:
-    """One reason per (pool, phrase): two split options short on the same pool say it once."""
-    seen: set[tuple[str | None, str]] = set()
+    """One reason per (pool, phrase, engine): two split options short on the same pool say it once."""
+    seen: set[tuple[str | None, str, str | None]] = set()
     out: list[Reason] = []
     for reason in reasons:
-        key = (reason.pool, reason.phrase)
+        key = (reason.pool, reason.phrase, reason.engine)
         if key not in seen:
             seen.add(key)
             out.append(reason)

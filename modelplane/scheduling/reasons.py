@@ -57,6 +57,8 @@ class Reason(NamedTuple):
     hint: str = ""
     shortfall: int = 0
     """For capacity: how many more free nodes would make it fit (ranks near-misses)."""
+    engine: str | None = None
+    """The engine it is about, set only where `explain` names it (a deployment of several engines)."""
 
     @property
     def stage(self) -> int:

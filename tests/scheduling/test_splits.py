@@ -131,7 +131,7 @@ def explanation(f: Fleet, w: Workloads) -> str:
 
 def test_explain_names_both_pools_of_a_split_engine() -> None:
     f = fleet(cluster("a", pool("lead", cls="small", nodes=2), pool("work", cls="big", nodes=2)), classes=CLASSES)
-    assert "cluster a (replicas 0): another replica fits on gang: lead (Leader) + work (Worker)" in \
+    assert "cluster a (replica #0): another replica fits on gang: lead (Leader) + work (Worker)" in \
         explanation(f, workloads(deployment("m", split_gang())))
 
 
