@@ -5,7 +5,7 @@
 `modelplane plan --format json` prints, `--state` reads back and the Pulumi Placement resource keeps.
 """
 
-from modelplane.scheduling.explanation import ClusterVerdict, Explanation
+from modelplane.scheduling.explanation import Brief, ClusterVerdict, Explanation
 from modelplane.scheduling.scheduler import explain, place, plan
 from modelplane.scheduling.placement import (
     DeploymentStatus,
@@ -18,6 +18,6 @@ from modelplane.scheduling.placement import (
 from modelplane.scheduling.reasons import Code, Reason
 
 __all__ = [
-    "ClusterVerdict", "Code", "DeploymentStatus", "Explanation", "MemberPlacement", "Placement", "Reason",
+    "Brief", "ClusterVerdict", "Code", "DeploymentStatus", "Explanation", "MemberPlacement", "Placement", "Reason",
     "Replica", "ResolvedRequest", "StateError", "explain", "place", "plan",
 ]

@@ -3,17 +3,21 @@
 `diagnose(run, deployment)` asks every cluster, against the run's final ledger, whether another
 replica of the deployment could go there and if not why (cluster-level reasons, or per pool: which
 request no device satisfies and the value the closest device has, counts, synthetic-only matches,
-fabrics, free nodes and who holds them). The summary reads like the Kubernetes scheduler's
-`0/3 clusters can host another replica of ml-team/kimi: 1 cluster(s) had untolerated taint {...},
-2 pool(s) had too few free nodes (needs 2, has 1)`, followed by the closest near-miss and what would
-make it fit. This is the only module that turns reasons into sentences.
+fabrics, free nodes and who holds them). This is the only module that turns reasons into sentences.
 
-`Briefing.reasons(deployment)` gives the same two lines a short deployment's status keeps
-(`diagnose(...).reasons()`) without asking every cluster: clusters that may not hold the deployment
-are counted once per kind of deployment; on a cluster where the first engine has no pool whose class
-any member claims on, the reasons are exactly one miss per pool, so they are counted by class; only
-the clusters left (where the first engine could claim somewhere) get a full verdict. A test holds
-the two paths to the same text.
+One model says why a deployment cannot take another replica: a `Brief` (how many clusters could
+host one, the reasons counted by phrase, the closest near-miss), worded once by `Brief.lines()`:
+`0/3 clusters can host another replica of ml-team/kimi: 1 cluster(s) had untolerated taint {...},
+2 pool(s) had too few free nodes (needs 2, has 1)`, then the closest near-miss and what would make it
+fit. Those lines are a short deployment's `reasons` in the placement document, which the status
+condition Scheduled and the pull-request comment show, and the head of what `explain` prints.
+
+Two paths build a Brief. `Explanation.brief()` from a verdict per cluster (`diagnose`, for
+explain); `Briefing.brief(deployment)` for every short deployment of a run without asking every
+cluster: clusters that may not hold the deployment are counted once per kind of deployment; on a
+cluster where the first engine has no pool whose class any member claims on, the reasons are
+exactly one miss per pool, so they are counted by class; only the clusters left (where the first
+engine could claim somewhere) get a full verdict. A property test holds the two to the same lines.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from collections import Counter
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from decimal import Decimal
+from typing import NamedTuple
 
 from modelplane.api import Engine, ModelDeployment
 from modelplane.scheduling.engines import (
@@ -59,6 +64,40 @@ class ClusterVerdict:
     (score parts), and why its pods keep whole nodes when they do."""
 
 
+class Brief(NamedTuple):
+    """Why a deployment cannot take another replica, in short (see the module docstring)."""
+
+    deployment: str
+    clusters: int
+    """Clusters in the fleet."""
+    fitting: int
+    """Clusters where another replica would fit."""
+    counts: Counter[tuple[str, str]]
+    """Per (scope, phrase), how many clusters or pools gave that reason."""
+    closest: Reason | None
+    """The near-miss that got furthest (the latest stage, then the smallest shortfall); None when
+    another replica fits somewhere."""
+
+    def lines(self) -> tuple[str, ...]:
+        """The summary, and the closest near-miss with what would make it fit."""
+        if self.clusters == 0:
+            summary = f"0/0 clusters can host a replica of {self.deployment}: the fleet has no InferenceCluster"
+        else:
+            summary = f"{self.fitting}/{self.clusters} clusters can host another replica of {self.deployment}"
+            if self.counts:
+                parts = sorted(f"{count} {scope} {phrase}" for (scope, phrase), count in self.counts.items())
+                summary = f"{summary}: {', '.join(parts)}"
+        closest = self.closest
+        if closest is None:
+            return (summary,)
+        return summary, f"closest: {closest.where}: {closest.detail}; to fit: {closest.hint}"
+
+
+def _brief(deployment: str, clusters: int, fitting: int, counts: Counter[tuple[str, str]],
+           nearby: list[Reason]) -> Brief:
+    return Brief(deployment, clusters, fitting, counts, None if fitting or not nearby else min(nearby, key=_nearness))
+
+
 @dataclass(frozen=True)
 class Explanation:
     deployment: str
@@ -66,28 +105,14 @@ class Explanation:
     scheduled: int
     clusters: tuple[ClusterVerdict, ...]
 
-    @property
-    def fitting(self) -> int:
-        return sum(1 for verdict in self.clusters if not verdict.reasons)
-
-    def summary(self) -> str:
+    def brief(self) -> Brief:
         counts = Counter((r.scope, r.phrase) for v in self.clusters for r in _distinct(v.reasons))
-        return _summary(self.deployment, len(self.clusters), self.fitting, counts)
-
-    def closest(self) -> Reason | None:
-        """The near-miss that got furthest: the latest stage, then the smallest shortfall."""
-        reasons = [r for v in self.clusters for r in v.reasons]
-        if not reasons or self.fitting:
-            return None
-        return min(reasons, key=_nearness)
-
-    def reasons(self) -> tuple[str, ...]:
-        """The short form kept in a short deployment's status: the summary and the closest miss."""
-        return _brief(self.summary(), self.closest())
+        fitting = sum(1 for verdict in self.clusters if not verdict.reasons)
+        return _brief(self.deployment, len(self.clusters), fitting, counts, [r for v in self.clusters for r in v.reasons])
 
     def lines(self) -> list[str]:
         """The full explanation, for `modelplane explain`."""
-        out = [f"{self.deployment}: {self.scheduled}/{self.desired} replicas scheduled", *self.reasons(), ""]
+        out = [f"{self.deployment}: {self.scheduled}/{self.desired} replicas scheduled", *self.brief().lines(), ""]
         for verdict in self.clusters:
             placed = f" ({_replicas(verdict.replicas)})" if verdict.replicas else ""
             if not verdict.reasons:
@@ -113,28 +138,12 @@ def _pool(reason: Reason) -> str:
     return f"pool {reason.pool}" + (f" for engine {reason.engine}" if reason.engine else "")
 
 
-def _summary(deployment: str, total: int, fitting: int, counts: Counter[tuple[str, str]]) -> str:
-    if total == 0:
-        return f"0/0 clusters can host a replica of {deployment}: the fleet has no InferenceCluster"
-    head = f"{fitting}/{total} clusters can host another replica of {deployment}"
-    if not counts:
-        return head
-    parts = sorted(f"{count} {scope} {phrase}" for (scope, phrase), count in counts.items())
-    return f"{head}: {', '.join(parts)}"
-
-
 def _nearness(reason: Reason) -> tuple[int, int, str, str]:
     return -reason.stage, reason.shortfall, reason.where, reason.detail
 
 
-def _brief(summary: str, closest: Reason | None) -> tuple[str, ...]:
-    if closest is None:
-        return (summary,)
-    return summary, f"closest: {closest.where}: {closest.detail}; to fit: {closest.hint}"
-
-
 class Briefing:
-    """`diagnose(...).reasons()` for the deployments of one run, worked out by kind of cluster
+    """`diagnose(...).brief()` for the deployments of one run, worked out by kind of cluster
     (see the module docstring); memos live as long as the briefing."""
 
     def __init__(self, run: Run):
@@ -143,7 +152,7 @@ class Briefing:
         self._refusals: dict[Hashable, tuple[Counter[tuple[str, str]], Reason | None]] = {}
         self._pools: dict[Hashable, dict[str, list[tuple[str, int, PoolView]]]] = {}
 
-    def reasons(self, deployment: ModelDeployment) -> tuple[str, ...]:
+    def brief(self, deployment: ModelDeployment) -> Brief:
         run, clusters = self.run, self.run.snapshot.clusters
         eligible = run.eligible(deployment)
         refused, nearest = self._refused(deployment, eligible)
@@ -175,8 +184,7 @@ class Briefing:
                     nearest_miss = (rank, miss, first)
         if nearest_miss is not None:
             nearby.append(nearest_miss[1].at(nearest_miss[2]))
-        summary = _summary(deployment.key, len(clusters), fitting, counts)
-        return _brief(summary, None if fitting or not nearby else min(nearby, key=_nearness))
+        return _brief(deployment.key, len(clusters), fitting, counts, nearby)
 
     def _refused(self, deployment: ModelDeployment, eligible: frozenset[int]
                  ) -> tuple[Counter[tuple[str, str]], Reason | None]:

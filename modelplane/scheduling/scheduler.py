@@ -60,7 +60,7 @@ def report(run: Run, replicas: list[Replica]) -> Placement:
         mine = by_deployment.get(deployment.key, [])
         reasons: tuple[str, ...] = ()
         if len(mine) < deployment.spec.replicas:
-            reasons = briefing.reasons(deployment)
+            reasons = briefing.brief(deployment).lines()
         statuses[deployment.key] = DeploymentStatus.model_construct(desired=deployment.spec.replicas,
                                                                     scheduled=len(mine), reasons=reasons)
     # The scheduler's own values, valid by construction: validating them again would cost more

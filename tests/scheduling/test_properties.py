@@ -222,7 +222,7 @@ def split_classes() -> tuple[InferenceClass, ...]:
 @SETTINGS
 @given(clusters(), deployments(), st.booleans())
 def test_the_briefing_gives_the_full_diagnosis_reasons(cs, ds, split) -> None:
-    """`Briefing` (what the report keeps for a short deployment) equals `diagnose(...).reasons()`,
+    """`Briefing` (what the report keeps for a short deployment) words the same lines as `diagnose(...).brief()`,
     the reasons of a verdict per cluster, for every deployment against the final ledger."""
     if split:
         cs, ds = split_sample(cs, ds)
@@ -230,7 +230,7 @@ def test_the_briefing_gives_the_full_diagnosis_reasons(cs, ds, split) -> None:
     _, run = plan_with_run(fleet, Workloads(deployments=tuple(ds)))
     briefing = Briefing(run)
     for deployment in run.workloads.deployments:
-        assert briefing.reasons(deployment) == diagnose(run, deployment, {}).reasons()
+        assert briefing.brief(deployment).lines() == diagnose(run, deployment, {}).brief().lines()
 
 
 def split_sample(cs: list[InferenceCluster], ds: list[ModelDeployment]) -> tuple[list, list]:
