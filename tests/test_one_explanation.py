@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from modelplane.api import load
-from modelplane.compose.status import deployment_status
+from modelplane.compose.status_documents import deployment_status
 from modelplane.report.plan import markdown
 from modelplane.scheduling import Brief, explain, place
 

@@ -1,7 +1,7 @@
 """Status write-back in control-cluster mode: a dynamic resource that patches the objects' status subresource.
 
 One `FleetStatus` per fleet. Its inputs are `kubeconfig` (secret, and kept secret in its outputs;
-empty means in-cluster) and `objects`, what `compose.status.statuses` says each object reports
+empty means in-cluster) and `objects`, what `compose.status_documents.statuses` says each object reports
 (`{"Kind/namespace/name": {"uid": ..., "status": {...}}}`). The engine calls create and update only
 on `pulumi up`, never in a preview, so a preview writes nothing. Then:
 - create patches every object, update every object whose entry changed, each by replacing the
@@ -31,7 +31,7 @@ from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, Resou
 
 from modelplane.api import Manifests
 from modelplane.api.crds import GROUP, VERSION, served_kind
-from modelplane.compose.status import statuses
+from modelplane.compose.status_documents import statuses
 from modelplane.pulumi.control_cluster import ControlCluster, connect
 from modelplane.pulumi.placement import from_wire
 from modelplane.scheduling import Placement
@@ -149,7 +149,7 @@ class FleetStatusArgs(TypedDict):
     kubeconfig: pulumi.Input[str]
     """The control cluster's kubeconfig (made secret); empty: in-cluster."""
     objects: pulumi.Input[dict[str, Any]]
-    """`compose.status.statuses(...)`: per object key, its uid and status."""
+    """`compose.status_documents.statuses(...)`: per object key, its uid and status."""
 
 
 class FleetStatus(Resource, module="modelplane", name="Status"):

@@ -1,9 +1,16 @@
-"""Cluster-level filters: one function per rule, returning None when the rule passes, else a Reason.
+"""Rule 1, Clusters: may a cluster hold a replica of a deployment at all, before any pool is looked at.
 
-These decide whether a cluster may hold a replica of a deployment at all, before any pool is
-looked at. Taints and tolerations follow Kubernetes' semantics (k8s.io/api/core/v1
+One function per check, returning None when it passes, else a Reason: `clusterSelector.matchLabels`
+against the cluster's labels; with a ModelCache that has a clusterSelector, only clusters both
+select; no untolerated taint (NoSchedule or NoExecute for a new replica, NoExecute for a retained
+one). Taints and tolerations follow Kubernetes' semantics (k8s.io/api/core/v1
 `Toleration.ToleratesTaint`): an empty toleration effect matches every effect, an `Exists`
 toleration with no key matches every taint, `Equal` compares values (unset reads as "").
+
+The placement rules are numbered as in the README's "How placement works", each once, in the module
+that implements it (Clusters here, Pools in match.py, Engines and Pool choice in engines.py,
+Capacity in ledger.py, Retain and Scale down in retain.py, Fill in fill.py); elsewhere they are
+named (the Clusters rule, the Retain rule).
 """
 
 from __future__ import annotations
@@ -18,7 +25,7 @@ EVICTS = frozenset({TaintEffect.NO_EXECUTE})
 
 
 def selector_mismatch(cluster: ClusterView, selector: LabelSelector | None) -> Reason | None:
-    """Rule 1: `clusterSelector.matchLabels` equality against the cluster's labels (unset = all)."""
+    """`clusterSelector.matchLabels` equality against the cluster's labels (unset = all)."""
     missed = _first_mismatch(cluster, selector)
     if missed is None:
         return None
@@ -29,7 +36,7 @@ def selector_mismatch(cluster: ClusterView, selector: LabelSelector | None) -> R
 
 
 def cache_not_staged(cluster: ClusterView, cache: ModelCache | None) -> Reason | None:
-    """Rule 1: a deployment with a ModelCache runs only where the cache's clusterSelector stages it."""
+    """A deployment with a ModelCache runs only where the cache's clusterSelector stages it."""
     missed = _first_mismatch(cluster, cache.spec.cluster_selector) if cache else None
     if missed is None:
         return None

@@ -1,6 +1,6 @@
 """Engines on one cluster: which pool(s) can run each member, and which option fits the ledger.
 
-Rule 3 (the seeds: "preferring one pool for the whole engine and splitting members across pools
+Rule 3, Engines (the seeds: "preferring one pool for the whole engine and splitting members across pools
 only when no pool satisfies them all"): prefer one pool that matches every member of the engine and
 has room for all of them; split the members across pools of the same cluster only when no single
 pool can host the whole engine, and never across pools of different fabrics (type plus InfiniBand
@@ -10,14 +10,14 @@ split over A and B. A member that claims no device goes to the pool of a member 
 coordinator-only Leader rides with its Workers), so only claiming members are split. An engine that
 claims no DRA device on a pool cannot run there (its pods would have nothing to claim).
 
-Rule 4: a member costs pods x copies pods on its pool (pods = 1 for Standalone/Leader,
+What a member costs (the Capacity rule, `ledger.py`): pods x copies pods on its pool (pods = 1 for Standalone/Leader,
 `worker.nodes` for a Worker), nothing if it claims no DRA device. Each pod holds a whole node, or on
 a `Shared` pool shares nodes when it claims only part of a node's devices (`member_use`; how many
 nodes shared pods need is `packing.py`'s rule).
 
-Filter, then score (Karmada and Kueue place this way): an option passes the filter when the ledger
-has room for it; among those that pass, the lowest `Score` wins (single pools before splits, rule
-3). Options are sorted by score once per shape and cluster, so the first that fits is the best.
+Rule 4, Pool choice: filter, then score (Karmada and Kueue place this way): an option passes the filter when the ledger
+has room for it; among those that pass, the lowest `Score` wins (single pools before splits, the
+Engines rule). Options are sorted by score once per shape and cluster, so the first that fits is the best.
 Greedy across engines of a replica (each takes the best option that fits what earlier engines
 left): it can wrongly reject a replica, never overcommit.
 

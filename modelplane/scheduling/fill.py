@@ -1,6 +1,6 @@
 """Fill: place each missing replica, one at a time, spreading before packing.
 
-Rule 7: each missing replica goes to the eligible cluster with the fewest replicas of that
+Rule 8, Fill: each missing replica goes to the eligible cluster with the fewest replicas of that
 deployment (ties by cluster name), skipping clusters with untolerated NoSchedule or NoExecute
 taints; within a cluster it takes the lowest free index. Deployments are filled in a stable order
 (by namespace/name); a deployment that cannot be fully placed gets as many as fit, and later
@@ -9,7 +9,7 @@ deployments still get their turn.
 Cost grows with replicas, not with clusters x deployments: a deployment tries only its candidate
 clusters (run.py), and a cluster where its kind of replica can never fit again (free nodes only
 shrink) is marked dead for every deployment of that kind, so it is tried at most once per kind.
-The order in which clusters are tried is exactly rule 7's: clusters with fewer replicas of the
+The order in which clusters are tried is exactly the Fill rule's: clusters with fewer replicas of the
 deployment first, by name; the walk over the clusters that still have none resumes where the last
 replica was placed, since every cluster before that point was placed on, is dead, or is kept for
 another try (`retry`).

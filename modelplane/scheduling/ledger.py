@@ -1,6 +1,6 @@
 """The fleet-wide ledger: capacity and use per pool, across every deployment.
 
-Capacity is counted in nodes (rule 4): a pool holds `maxNodeCount` nodes if it autoscales, else
+Rule 5, Capacity: counted in nodes, a pool holds `maxNodeCount` nodes if it autoscales, else
 `nodeCount`. Use is what the pods put on the pool: whole-node pods, and pods that share nodes by the
 devices each claims of each kind; a pool's used nodes are `packing.need` of its pods, the fewest
 nodes on which every pod lands whatever node the cluster's scheduler picks (the rule and its proof

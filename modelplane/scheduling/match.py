@@ -1,6 +1,6 @@
 """Member x pool matching: can one node of a pool's class give a member's pods every device they ask for?
 
-Rule 2: each device request of a member needs one class device that satisfies every selector, with
+Rule 2, Pools: each device request of a member needs one class device that satisfies every selector, with
 enough remaining `count` on one node; the requests of one member share the node's devices. A member
 without nodeSelector matches any pool and claims nothing. Requests that resolve to `Synthetic`
 devices count for matching but are never claimed.

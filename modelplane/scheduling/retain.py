@@ -1,13 +1,13 @@
 """Retain and scale down: which previous replicas stay where they are.
 
-Rule 5: a previous replica stays while its cluster exists, still matches the deployment's (and its
+Rule 6, Retain: a previous replica stays while its cluster exists, still matches the deployment's (and its
 cache's) cluster selector, is not tainted NoExecute (untolerated), and every member's pool still
 exists, still matches the current request and still has room for its current cost. It is never
 moved to improve the picture. Retained replicas are charged at the cost of the current spec; when a
 pool is over capacity (a replica grew, or the pool shrank), the replicas that grew are re-placed
 first, then the newest (highest index); the rest stay.
 
-Rule 6: scaling down removes from the cluster with the most replicas of the deployment (ties: the
+Rule 7, Scale down: scaling down removes from the cluster with the most replicas of the deployment (ties: the
 cluster named last, so scale-down mirrors fill, which adds to the name first; upstream Modelplane
 does the same), then the highest index. Replicas removed by scale-down are chosen before
 capacity is charged, so they never hold nodes another replica needs.
@@ -99,7 +99,7 @@ def _grew(before: MemberPlacement, now: MemberPlacement) -> bool:
 def _still_fits(engine: Engine, previous: dict[Role, MemberPlacement], cluster: ClusterView, run: Run
                 ) -> tuple[tuple[PoolView, ...], Needs] | None:
     """The engine's previous pools (in member order) and what it puts on each, if each pool still
-    exists and still matches its member; rule 3's constraints (something is claimed, a non-claiming
+    exists and still matches its member; the Engines rule's constraints (something is claimed, a non-claiming
     member rides with a claiming one, one fabric) are checked as for a new placement. A retained
     engine is not scored: it stays whatever pool would win now."""
     pools: list[tuple[PoolView, bool]] = []

@@ -26,7 +26,7 @@ from modelplane.scheduling.match import Matcher
 from modelplane.scheduling.packing import Use
 from modelplane.scheduling.placement import MemberPlacement, Replica
 from modelplane.scheduling.reasons import Reason
-from modelplane.scheduling.rules import cache_not_staged, selector_mismatch, untolerated_taint
+from modelplane.scheduling.cluster_rules import cache_not_staged, selector_mismatch, untolerated_taint
 from modelplane.scheduling.snapshot import ClusterView, Snapshot
 
 EnginePlacements = dict[str, dict[Role, MemberPlacement]]
@@ -66,7 +66,7 @@ class Run:
         self._candidates: dict[Hashable, Candidates] = {}
 
     def ineligible(self, deployment: ModelDeployment, cluster: ClusterView, *, new: bool) -> Reason | None:
-        """Rule 1 and the taint rules: why this cluster may not hold a (new, or retained) replica."""
+        """The Clusters rule: why this cluster may not hold a (new, or retained) replica."""
         spec = deployment.spec
         cache = self.workloads.cache_of(deployment) if spec.model_cache_ref else None
         # The checks are skipped outright when there is nothing to check.
@@ -76,7 +76,7 @@ class Run:
                 or None)
 
     def eligible(self, deployment: ModelDeployment) -> frozenset[int]:
-        """The positions of the clusters that may hold a new replica (rule 1 and the taints)."""
+        """The positions of the clusters that may hold a new replica (the Clusters rule)."""
         key = self.eligibility_key(deployment)
         found = self._eligible.get(key)
         if found is None:

@@ -4,7 +4,7 @@ Invariants (the spec a reviewer checks the code against):
 - Pure and deterministic: no I/O, no clock, no environment; inputs are never mutated; the same
   inputs in any order give a byte-identical placement (everything iterates sorted by name).
 - A replica's identity is (deployment, cluster, index within the cluster). A placed replica never
-  moves to improve the picture; it moves only when it can no longer stay (rule 5).
+  moves to improve the picture; it moves only when it can no longer stay (the Retain rule).
 - Capacity is counted in nodes in one ledger across the whole fleet and every deployment; no pool
   is ever overcommitted, retained replicas included (charged at the current spec's cost).
 - All engines of a replica run on one cluster; a replica is charged whole or not at all.

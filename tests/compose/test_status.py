@@ -1,4 +1,4 @@
-"""The status written back in control-cluster mode (`compose.status`), computed on the objects recorded
+"""The status written back in control-cluster mode (`compose.status_documents`), computed on the objects recorded
 from a real API server (tests/data/control-cluster) and placed by the real scheduler; every document
 validates against the status schema of the generated CRDs, and the selector selects exactly the
 serving pods compose renders."""
@@ -10,7 +10,7 @@ from typing import Any
 
 from modelplane.api.served import Served, load_served
 from modelplane.compose import render
-from modelplane.compose.status import serving_selector, status_key, statuses
+from modelplane.compose.status_documents import serving_selector, status_key, statuses
 from modelplane.scheduling import place
 from tests.api import crd_schema
 from tests.api.test_served import recorded_items

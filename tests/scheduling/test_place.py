@@ -183,7 +183,7 @@ def test_device_count_per_node_must_cover_the_request() -> None:
 
 
 def test_requests_of_one_member_share_the_node_devices() -> None:
-    """Two requests of 4 fit an 8-GPU node; 4 + 5 do not (rule 2: requests share a node's devices)."""
+    """Two requests of 4 fit an 8-GPU node; 4 + 5 do not (the Pools rule: requests share a node's devices)."""
     f = fleet(cluster("a"), classes=(H100,))
     fits = deployment("m", standalone(request(count=4, name="a"), request(count=4, name="b")))
     too_many = deployment("m", standalone(request(count=4, name="a"), request(count=5, name="b")))

@@ -2,7 +2,7 @@
 
 The issue's rule: "prefer the smallest fitting hardware (fewest devices per node that satisfy the
 request, then least device memory above what the selectors need), then the cheapest when classes are
-priced, then the platform team's order"; one pool for the whole engine before a split (rule 3);
+priced, then the platform team's order"; one pool for the whole engine before a split (the Engines rule);
 "a retained replica never moves to a better pool". Each table case lets one score part decide while
 the later parts point the other way, and checks the pool `place()` chose and the lines `explain`
 prints for the losing pools. The property recomputes each pool's score from the classes' declared
