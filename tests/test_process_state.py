@@ -75,3 +75,16 @@ def test_the_placement_provider_check_pauses_the_collector_and_restores_it(switc
     assert not result.failures and result.inputs["placement"]["replicas"]
     assert switches == ["disable", "enable"]
     assert gc.isenabled()
+
+
+def test_the_pulumi_program_turns_the_collector_off_for_its_process(switches: list[str]) -> None:
+    """`__main__.py` is the program's entry point: it disables the collector once, for good (the test
+    harness, whose process goes on, turns it back on afterwards)."""
+    from tests.pulumi.harness import Engine, run_program
+
+    assert gc.isenabled()
+    switches.clear()
+    run_program(Engine(preview=True))
+    assert switches[0] == "disable"
+    assert "enable" not in switches[:-1]  # nothing in the program turns it back on; the harness does, last
+    assert gc.isenabled()
