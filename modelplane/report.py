@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 from modelplane.api import Claim, Fleet, Problem
 from modelplane.comment import GITHUB_COMMENT_LIMIT, Section, fit
+from modelplane.invariants import present
 from modelplane.scheduling import Placement, Replica
 from modelplane.scheduling.cost import FleetCost
 from modelplane.scheduling.diff import Change, PlacementDiff, ReplicaChange, pool_devices, pool_use
@@ -135,8 +136,7 @@ def _placed(placement: Placement, deployment: str,
 def _mark(change: ReplicaChange) -> str:
     """`create`, `moved from <where>`, `remove` or `unchanged`."""
     if change.change is Change.MOVE:
-        assert change.before is not None
-        return f"moved from `{where(change.before)}`"
+        return f"moved from `{where(present(change.before, 'a move has a replica before'))}`"
     return str(change.change)
 
 

@@ -35,6 +35,7 @@ from modelplane.api import CONTROL_CLUSTER, Manifests, Workloads
 from modelplane.api import InferenceGateway as GatewayManifest
 from modelplane.compose import Settings, cluster_stack, render, secret_placeholder, storage_class
 from modelplane.compose.gateways import control_stack
+from modelplane.invariants import InvariantError, present
 from modelplane.pulumi.clusters import InferenceCluster, InferenceClusterArgs, ProviderSettings
 from modelplane.pulumi.clusters.contract import RWX_STORAGE_CLASS
 from modelplane.pulumi.gateway import InferenceGateway
@@ -167,9 +168,10 @@ class Modelplane(pulumi.ComponentResource):
 
         def converge(placement: Placement) -> dict[str, Any]:
             rendered = render(manifests, placement, settings, secrets=list(args.get("secrets", {})))
-            assert {cluster: stack.addons for cluster, stack in stacks.items()} == rendered.addons, (
-                "compose's serving stack no longer matches `cluster_stack(cluster, settings, gateway)`, which the "
-                "ServingStacks were registered from before the placement was known")
+            if {cluster: stack.addons for cluster, stack in stacks.items()} != rendered.addons:
+                raise InvariantError("compose's serving stack no longer matches `cluster_stack(cluster, settings, "
+                                     "gateway)`, which the ServingStacks were registered from before the placement "
+                                     "was known")
             for warning in rendered.warnings:
                 pulumi.log.warn(str(warning), self)
             for key, status in placement.deployments.items():
@@ -230,8 +232,8 @@ def summary(placement: Placement, workloads: Workloads) -> dict[str, Any]:
     the engine hands maps back with their keys sorted)."""
     found: dict[str, Any] = {}
     for key, status in placement.deployments.items():
-        deployment = workloads.deployment(key)
-        assert deployment is not None, "the placement was computed from these workloads"
+        deployment = present(workloads.deployment(key), f"{key}, in the placement, is one of the workloads it was "
+                                                        "computed from")
         order = [engine.name for engine in deployment.spec.engines]
         replicas = [replica.model_copy(update={"engines": {name: replica.engines[name] for name in order}})
                     for replica in placement.replicas_of(key)]

@@ -28,6 +28,7 @@ import pulumi_kubernetes as k8s
 from pulumi import ResourceOptions
 
 from modelplane.compose import INFERENCE_GATEWAY, Addon, Install
+from modelplane.invariants import InvariantError
 from modelplane.pulumi.kube import GatewayObject, kubernetes_object
 from modelplane.pulumi.names import manifest_name
 
@@ -91,8 +92,9 @@ class ServingStack(pulumi.ComponentResource):
                     options = ResourceOptions.merge(options, ResourceOptions(depends_on=[created]))
                     self.installed[addon.name] = created
         workload = args.get("workload", True)
-        assert (gateway is not None) == workload, (
-            "compose's serving stack of a workload cluster holds its inference Gateway; the control cluster's none")
+        if (gateway is not None) != workload:
+            raise InvariantError(f"{name}: compose's serving stack of a workload cluster holds its inference Gateway, "
+                                 "the control cluster's none")
         self.gateway_address = gateway.address() if gateway is not None else None
         self.register_outputs({"gatewayAddress": self.gateway_address} if self.gateway_address is not None else {})
 

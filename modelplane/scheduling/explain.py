@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from modelplane.api import Engine, ModelDeployment
+from modelplane.invariants import present
 from modelplane.scheduling.engines import (
     Option,
     Options,
@@ -157,8 +158,8 @@ class Briefing:
             left = len(pools) - on_skipped[class_name]
             if left:
                 where, first = next((where, pool) for where, position, pool in pools if position not in skipped)
-                miss = pool_miss(engine, first, run.matcher)
-                assert miss is not None, "the engine claims on no pool of these clusters"
+                miss = present(pool_miss(engine, first, run.matcher),
+                               f"engine {engine.name} misses pool {first.key}, on which it was not placed")
                 counts[("pool(s)", miss.phrase)] += left
                 rank = (-stage(miss.code), where)
                 if nearest_miss is None or rank < nearest_miss[0]:

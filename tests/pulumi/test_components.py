@@ -15,6 +15,7 @@ from pulumi import ResourceOptions
 
 from modelplane.api import load
 from modelplane.compose import address_placeholder
+from modelplane.invariants import InvariantError
 from modelplane.pulumi.kube import kubernetes_object, substitute
 from modelplane.pulumi.clusters.kubeconfig import eks_kubeconfig, gke_kubeconfig
 from modelplane.pulumi.names import manifest_name
@@ -140,7 +141,7 @@ def test_names_start_with_the_cluster() -> None:
 
 
 def test_a_built_in_kind_without_a_typed_class_is_a_programming_error() -> None:
-    with pytest.raises(AssertionError, match="apps/v1 StatefulSet is missing from TYPED"):
+    with pytest.raises(InvariantError, match="apps/v1 StatefulSet is missing from TYPED"):
         kubernetes_object("x", {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "x"}},
                           ResourceOptions())
 

@@ -35,6 +35,7 @@ from pulumi import ResourceOptions
 
 from modelplane.api import Fleet
 from modelplane.api import InferenceCluster as ClusterManifest
+from modelplane.invariants import present
 from modelplane.pulumi.clusters.contract import (
     GPU_TAINT_KEY,
     GPU_TAINT_VALUE,
@@ -77,8 +78,8 @@ class AksClusterArgs(TypedDict):
 
 def aks_args(cluster: ClusterManifest, fleet: Fleet) -> AksClusterArgs:
     """AksClusterArgs from a validated AKS InferenceCluster."""
-    aks = cluster.spec.cluster.aks
-    assert aks is not None, "validated: an AKS cluster has an aks block"
+    aks = present(cluster.spec.cluster.aks,
+                    f"validated: InferenceCluster {cluster.name}, an AKS cluster, has an aks block")
     pools = []
     for pool, machine in provisioned_pools(cluster, fleet, lambda provisioning: provisioning.aks):
         pools.append(machine_pool(pool, machine.vm_size, machine.disk_size_gb, machine.accelerator))

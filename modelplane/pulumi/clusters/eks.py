@@ -49,6 +49,7 @@ from pulumi import ResourceOptions
 
 from modelplane.api import Fleet
 from modelplane.api import InferenceCluster as ClusterManifest
+from modelplane.invariants import present
 from modelplane.pulumi.clusters.contract import (
     GPU_TAINT_KEY,
     GPU_TAINT_VALUE,
@@ -110,8 +111,8 @@ class EksClusterArgs(TypedDict):
 
 def eks_args(cluster: ClusterManifest, fleet: Fleet) -> EksClusterArgs:
     """EksClusterArgs from a validated EKS InferenceCluster."""
-    eks = cluster.spec.cluster.eks
-    assert eks is not None, "validated: an EKS cluster has an eks block"
+    eks = present(cluster.spec.cluster.eks,
+                    f"validated: InferenceCluster {cluster.name}, an EKS cluster, has an eks block")
     pools: list[EksPoolArgs] = []
     for pool, machine in provisioned_pools(cluster, fleet, lambda provisioning: provisioning.eks):
         block = pool.capacity_block.capacity_reservation_id if pool.capacity_block else None
@@ -151,10 +152,9 @@ class EksCluster(ClusterComponent):
     def __init__(self, name: str, args: EksClusterArgs, opts: ResourceOptions | None = None):
         super().__init__("modelplane:index:EksCluster", name, {}, opts)
         self.storage_class_name = args.get("storage_class_name", RWX_STORAGE_CLASS)
-        provider = explicit_provider(aws.Provider, f"{name}-aws", args.get("provider_settings"), self,
-                                     region=args["region"])
-        assert provider is not None, "an EKS cluster always has its own regional provider"
-        self.aws_provider = provider
+        self.aws_provider = present(explicit_provider(aws.Provider, f"{name}-aws", args.get("provider_settings"), self,
+                                                      region=args["region"]),
+                                    f"{name}: an EKS cluster always has its own regional provider")
         zones = self._zones(args)
         self._child = ResourceOptions(parent=self, provider=self.aws_provider)
         vpc_cidr = args.get("vpc_cidr", "10.20.0.0/16")

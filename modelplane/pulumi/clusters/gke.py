@@ -36,6 +36,7 @@ from pulumi import ResourceOptions
 
 from modelplane.api import Fleet
 from modelplane.api import InferenceCluster as ClusterManifest
+from modelplane.invariants import present
 from modelplane.pulumi.clusters.contract import (
     RWX_STORAGE_CLASS,
     ClusterComponent,
@@ -91,8 +92,8 @@ class GkeClusterArgs(TypedDict):
 
 def gke_args(cluster: ClusterManifest, fleet: Fleet, project: str | None) -> GkeClusterArgs:
     """GkeClusterArgs from a validated GKE InferenceCluster; `project` is used when the manifest names none."""
-    gke = cluster.spec.cluster.gke
-    assert gke is not None, "validated: a GKE cluster has a gke block"
+    gke = present(cluster.spec.cluster.gke,
+                    f"validated: InferenceCluster {cluster.name}, a GKE cluster, has a gke block")
     chosen = gke.project or project
     if not chosen:
         raise ValueError(f"InferenceCluster {cluster.name}: no Google Cloud project; set spec.cluster.gke.project "

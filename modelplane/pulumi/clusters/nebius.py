@@ -34,6 +34,7 @@ from pulumi import ResourceOptions
 from modelplane.api import FabricType, Fleet
 from modelplane.api import InferenceCluster as ClusterManifest
 from modelplane.compose import GPU_TOLERATION
+from modelplane.invariants import present
 from modelplane.pulumi.clusters.contract import (
     GPU_TAINT_KEY,
     GPU_TAINT_VALUE,
@@ -101,8 +102,8 @@ class NebiusClusterArgs(TypedDict):
 
 def nebius_args(cluster: ClusterManifest, fleet: Fleet) -> NebiusClusterArgs:
     """NebiusClusterArgs from a validated Nebius InferenceCluster."""
-    block = cluster.spec.cluster.nebius
-    assert block is not None, "validated: a Nebius cluster has a nebius block"
+    block = present(cluster.spec.cluster.nebius,
+                    f"validated: InferenceCluster {cluster.name}, a Nebius cluster, has a nebius block")
     pools: list[NebiusPoolArgs] = []
     for pool, shape in provisioned_pools(cluster, fleet, lambda provisioning: provisioning.nebius):
         infiniband = pool.fabric.infiniband if pool.fabric.type is FabricType.INFINIBAND else None

@@ -29,6 +29,7 @@ from pulumi import ResourceOptions
 
 from modelplane.api import Fleet
 from modelplane.api import InferenceCluster as ClusterManifest
+from modelplane.invariants import present
 from modelplane.pulumi.clusters.contract import (
     GPU_TAINT_KEY,
     GPU_TAINT_VALUE,
@@ -68,8 +69,8 @@ class VultrClusterArgs(TypedDict):
 
 def vultr_args(cluster: ClusterManifest, fleet: Fleet) -> VultrClusterArgs:
     """VultrClusterArgs from a validated Vultr InferenceCluster."""
-    block = cluster.spec.cluster.vultr
-    assert block is not None, "validated: a Vultr cluster has a vultr block"
+    block = present(cluster.spec.cluster.vultr,
+                    f"validated: InferenceCluster {cluster.name}, a Vultr cluster, has a vultr block")
     pools: list[VultrPoolArgs] = []
     for pool, shape in provisioned_pools(cluster, fleet, lambda provisioning: provisioning.vultr):
         pools.append({**gpu_pool(pool, shape.accelerator), "plan": shape.plan})
