@@ -30,7 +30,7 @@ from pulumi import ResourceOptions
 from modelplane.compose import INFERENCE_GATEWAY, Addon, Install
 from modelplane.invariants import InvariantError
 from modelplane.pulumi.kube import GatewayObject, kubernetes_object
-from modelplane.pulumi.names import manifest_name
+from modelplane.pulumi.names import aliased, legacy_manifest_name, manifest_name
 
 
 class ServingStackArgs(TypedDict):
@@ -85,8 +85,8 @@ class ServingStack(pulumi.ComponentResource):
                                                                      skip_await=skip_await, opts=options)
             else:
                 for manifest in addon.objects:
-                    created = kubernetes_object(manifest_name(args["cluster"], manifest), manifest, options,
-                                                skip_await)
+                    created = kubernetes_object(manifest_name(name, manifest), manifest, aliased(
+                        options, legacy_manifest_name(args["cluster"], manifest)), skip_await)
                     if isinstance(created, GatewayObject) and manifest["metadata"]["name"] == INFERENCE_GATEWAY:
                         gateway = created
                     options = ResourceOptions.merge(options, ResourceOptions(depends_on=[created]))
