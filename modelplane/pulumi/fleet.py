@@ -130,6 +130,7 @@ class Modelplane(pulumi.ComponentResource):
 
         self.placement = FleetPlacement(f"{name}-placement", {"manifests": manifests,
                                                               "strict": args.get("strict", False)}, child)
+        self.placement.corrections.apply(lambda corrections: warn_corrections(corrections or [], self))
         held = known_placement(self.placement.placement).apply(pool_nodes)
         self.clusters, self.serving_stacks = {}, {}
         for cluster in fleet.clusters:
@@ -219,6 +220,14 @@ def control_serving_stack(component: str, gateway: GatewayManifest, control: Con
         "cluster": CONTROL_CLUSTER, "addons": control_stack(settings, gateway), "provider": provider,
         "install_prerequisites": install_prerequisites, "skip_await": skip_await, "workload": False},
         aliased(child, legacy_name(CONTROL_CLUSTER, "serving")))
+
+
+def warn_corrections(corrections: list[str], resource: pulumi.Resource) -> None:
+    """One warning for a previous placement that did not hold under unchanged inputs (`FleetPlacement.check`)."""
+    if corrections:
+        pulumi.log.warn("the previous placement in the stack's state did not hold, so it was planned again (every "
+                        "replica that holds stays; `pulumi preview --diff` shows what moves):\n"
+                        + "\n".join(corrections), resource)
 
 
 def pool_nodes(placement: Placement) -> dict[str, dict[str, int]]:
