@@ -117,9 +117,10 @@ class PlacementProvider(ResourceProvider):
         except ManifestErrors as errors:
             return CheckResult(inputs, [check_failure(problem) for problem in errors.errors])
         previous: Placement | None = None
-        if olds.get("placement"):
+        document = from_wire(olds.get("placement"))
+        if document:
             try:
-                previous = Placement.from_json(from_wire(olds["placement"]))
+                previous = Placement.from_json(document)
             except StateError as error:
                 return CheckResult(inputs, [CheckFailure("placement", (
                     f"the previous placement in the stack's state cannot be read ({error}); "
@@ -132,7 +133,8 @@ class PlacementProvider(ResourceProvider):
                                    "stays")
             corrections += [str(violation) for violation in verify(manifests.fleet, manifests.workloads, previous)]
             if not corrections:
-                return CheckResult(_unchanged(olds, inputs, objects, previous), _strict(inputs, previous.deployments))
+                return CheckResult(_unchanged(olds, inputs, objects, document, previous),
+                                   _strict(inputs, previous.deployments))
         placement = place(manifests.fleet, manifests.workloads, previous).model_copy(
             update={"planner": PLANNER_VERSION})
         return CheckResult({**inputs, "placement": placement.to_json(), **_shown(objects, placement, corrections)},
@@ -156,18 +158,19 @@ class PlacementProvider(ResourceProvider):
 
 
 def _same_inputs(olds: dict[str, Any], inputs: dict[str, Any]) -> bool:
-    return all(from_wire(olds.get(key)) == from_wire(inputs.get(key)) for key in INPUTS)
+    """Both as they came through the engine: a double equals the int it stands for, so no `from_wire`."""
+    return all(olds.get(key) == inputs.get(key) for key in INPUTS)
 
 
 def _unchanged(olds: dict[str, Any], inputs: dict[str, Any], objects: list[dict[str, Any]],
-               previous: Placement) -> dict[str, Any]:
+               document: dict[str, Any], previous: Placement) -> dict[str, Any]:
     """The checked inputs when the previous placement holds for these same inputs: the olds' document
     as it is, its `deployments` and `manifests` (they follow from the placement and the objects alone;
     a state written before they existed gets them computed) and no corrections."""
     shown = {key: olds[key] for key in ("deployments", "manifests") if isinstance(olds.get(key), dict)}
     if len(shown) < 2:
         shown = _shown(objects, previous, [])
-    return {**inputs, "placement": from_wire(olds["placement"]), **shown, "corrections": []}
+    return {**inputs, "placement": document, **shown, "corrections": []}
 
 
 def _shown(objects: list[dict[str, Any]], placement: Placement, corrections: list[str]) -> dict[str, Any]:
