@@ -49,6 +49,7 @@ from pulumi import ResourceOptions
 
 from modelplane.api import Fleet
 from modelplane.api import InferenceCluster as ClusterManifest
+from modelplane.api.fleet import DeletionPolicy
 from modelplane.invariants import present
 from modelplane.pulumi.clusters.contract import (
     GPU_TAINT_KEY,
@@ -81,6 +82,8 @@ class EksPoolArgs(MachinePoolArgs):
 
 
 class EksClusterArgs(TypedDict):
+    deletion_protection: NotRequired[bool]
+    """EKS's own deletion protection on the cluster (`spec.deletionPolicy: Orphan`). Default: False (not set)."""
     name: str
     """The EKS cluster name (the InferenceCluster's name)."""
     region: str
@@ -119,7 +122,8 @@ def eks_args(cluster: ClusterManifest, fleet: Fleet) -> EksClusterArgs:
         pools.append({**machine_pool(pool, machine.instance_type, machine.disk_size_gb, machine.accelerator),
                       "capacity_reservation_id": block})
     return {"name": cluster.name, "region": eks.region, "kubernetes_version": eks.kubernetes_version, "pools": pools,
-            "access_entries": [(entry.principal_arn, str(entry.policy)) for entry in eks.access_entries]}
+            "access_entries": [(entry.principal_arn, str(entry.policy)) for entry in eks.access_entries],
+            "deletion_protection": cluster.spec.deletion_policy is DeletionPolicy.ORPHAN}
 
 
 def build(name: str, manifest: ClusterManifest, inputs: ClusterInputs, opts: ResourceOptions) -> EksCluster:
@@ -168,6 +172,8 @@ class EksCluster(ClusterComponent):
             vpc_config={"subnet_ids": [s.id for s in (*private.values(), *public.values())],
                         "endpoint_private_access": True, "endpoint_public_access": True},
             access_config={"authentication_mode": "API", "bootstrap_cluster_creator_admin_permissions": True},
+            # set only when asked: a stack that never set it sees no change
+            deletion_protection=True if args.get("deletion_protection") else None,
             opts=ResourceOptions.merge(self._child, ResourceOptions(depends_on=cluster_ready)))
         system = aws.eks.NodeGroup(
             f"{name}-system", cluster_name=self.cluster.name, node_group_name="modelplane-system",

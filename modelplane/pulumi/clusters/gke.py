@@ -36,6 +36,7 @@ from pulumi import ResourceOptions
 
 from modelplane.api import Fleet
 from modelplane.api import InferenceCluster as ClusterManifest
+from modelplane.api.fleet import DeletionPolicy
 from modelplane.invariants import present
 from modelplane.pulumi.clusters.contract import (
     RWX_STORAGE_CLASS,
@@ -62,6 +63,8 @@ SCOPES = ["https://www.googleapis.com/auth/cloud-platform"]
 
 
 class GkeClusterArgs(TypedDict):
+    deletion_protection: NotRequired[bool]
+    """GKE's own deletion protection on the cluster (`spec.deletionPolicy: Orphan`). Default: False."""
     name: str
     """The GKE cluster name (the InferenceCluster's name)."""
     project: str
@@ -102,7 +105,8 @@ def gke_args(cluster: ClusterManifest, fleet: Fleet, project: str | None) -> Gke
     for pool, machine in provisioned_pools(cluster, fleet, lambda provisioning: provisioning.gke):
         pools.append(machine_pool(pool, machine.machine_type, machine.disk_size_gb, machine.accelerator))
     return {"name": cluster.name, "project": chosen, "region": gke.region,
-            "kubernetes_version": gke.kubernetes_version, "pools": pools}
+            "kubernetes_version": gke.kubernetes_version, "pools": pools,
+            "deletion_protection": cluster.spec.deletion_policy is DeletionPolicy.ORPHAN}
 
 
 def build(name: str, manifest: ClusterManifest, inputs: ClusterInputs, opts: ResourceOptions) -> GkeCluster:
@@ -138,7 +142,7 @@ class GkeCluster(ClusterComponent):
             f"{name}-cluster", name=args["name"], project=project, location=region,
             network=network.id, subnetwork=subnet.id, remove_default_node_pool=True, initial_node_count=1,
             min_master_version=args["kubernetes_version"], release_channel={"channel": "REGULAR"},
-            deletion_protection=False,
+            deletion_protection=args.get("deletion_protection", False),
             ip_allocation_policy={"cluster_secondary_range_name": "pods", "services_secondary_range_name": "services"},
             workload_identity_config={"workload_pool": f"{project}.svc.id.goog"},
             addons_config={"gcp_filestore_csi_driver_config": {"enabled": True},
