@@ -32,6 +32,8 @@ import pulumi
 
 SEPARATOR = ":"
 """Between the parts of a logical name; a namespace and a name are joined by `/`."""
+SYSTEM_POOL = "system"
+"""The suffix of the cloud components' own system node pool (`f"{name}-system"` on GKE, EKS, Nebius)."""
 
 
 def scope(component: str, cluster: str) -> str:
@@ -57,6 +59,19 @@ def manifest_name(owner: str, manifest: Mapping[str, Any]) -> str:
     namespace = metadata.get("namespace")
     return f"{owner}{SEPARATOR}{manifest['kind']}{SEPARATOR}" + (
         f"{namespace}/{metadata['name']}" if namespace else metadata["name"])
+
+
+def pool_name(component: str, pool: str) -> str:
+    """The logical name of a node pool's resource inside a cluster's cloud component: `component:pool`.
+    Joined by `-` (before this encoding) pool `system` took the system pool's name, and cluster `a`'s pool
+    `gke-b` that of cluster `a-gke`'s pool `b`."""
+    return f"{component}{SEPARATOR}{pool}"
+
+
+def legacy_pool_name(component: str, pool: str) -> tuple[str, ...]:
+    """The name a node pool's resource had before `pool_name` (its alias), if any: pool `system` has none,
+    its old name being the system pool's (no stack holds one: its preview failed on the duplicate URN)."""
+    return () if pool == SYSTEM_POOL else (f"{component}-{pool}",)
 
 
 def legacy_name(cluster: str, *parts: str) -> str:

@@ -122,7 +122,7 @@ REGISTERED = [
     ("ml:aks-westeurope-aks-cluster", {
         "resourceName": "aks-westeurope", "location": "westeurope", "kubernetesVersion": "1.34",
         "identity": {"type": "SystemAssigned"}, "storageProfile": {"fileCSIDriver": {"enabled": True}}}),
-    ("ml:aks-westeurope-aks-gpuh100", {
+    ("ml:aks-westeurope-aks:gpuh100", {
         "agentPoolName": "gpuh100", "mode": "User", "vmSize": "Standard_ND96isr_H100_v5", "osDiskSizeGB": 256,
         "count": 1, "enableAutoScaling": True, "minCount": 1, "maxCount": 2, "availabilityZones": ["1", "2"],
         "nodeLabels": labels("gpuh100", "nvidia-h100"), "nodeTaints": ["nvidia.com/gpu=true:NoSchedule"],
@@ -130,16 +130,16 @@ REGISTERED = [
     ("ml:nebius-eu-north-nebius-cluster", {
         "name": "nebius-eu-north", "controlPlane": {"version": "1.34", "endpoints": {"publicEndpoint": {}},
                                                     "etcdClusterSize": 3, "subnetId": "ml:nebius-eu-north-nebius-subnet-id"}}),
-    ("ml:nebius-eu-north-nebius-gpu-h100", {
+    ("ml:nebius-eu-north-nebius:gpu-h100", {
         "name": "gpu-h100", "parentId": "ml:nebius-eu-north-nebius-cluster-id",
         "autoscaling": {"minNodeCount": 0, "maxNodeCount": 2}}),
     ("ml:nebius-eu-north-nebius-gpu-cluster-fabric-2", {"infinibandFabric": "fabric-2"}),
     ("ml:vultr-ewr-vultr-cluster", {"label": "vultr-ewr", "region": "ewr", "version": "v1.36.1+3", "haControlplanes": True}),
-    ("ml:vultr-ewr-vultr-gpu-l40s", {
+    ("ml:vultr-ewr-vultr:gpu-l40s", {
         "clusterId": "ml:vultr-ewr-vultr-cluster-id", "label": "gpu-l40s", "plan": "vcg-l40s-16c-180g-48vram",
         "nodeQuantity": 1, "autoScaler": True, "minNodes": 1, "maxNodes": 3, "labels": labels("gpu-l40s", "nvidia-l40s"),
         "taints": [{**TAINT, "effect": "NoSchedule"}]}),
-    ("ml:eks-us-east-eks-gpu-h200", {
+    ("ml:eks-us-east-eks:gpu-h200", {
         "capacityType": "CAPACITY_BLOCK", "amiType": "AL2023_x86_64_NVIDIA", "nodeGroupName": "gpu-h200",
         "launchTemplate": {"id": "ml:eks-us-east-eks-gpu-h200-capacity-block-id", "version": "1"},
         "scalingConfig": {"desiredSize": 2, "minSize": 2, "maxSize": 2},
@@ -163,7 +163,7 @@ def test_each_cloud_registers_what_the_manifests_ask_for(fleet: tuple[CloudEngin
 
 def test_a_nebius_gpu_group_gets_its_preset_drivers_dra_taint_labels_and_fabric(fleet: tuple[CloudEngine, Any, Any]) -> None:
     engine, _, _ = fleet
-    template = inputs(engine, "ml:nebius-eu-north-nebius-gpu-h100")["template"]
+    template = inputs(engine, "ml:nebius-eu-north-nebius:gpu-h100")["template"]
     assert template["resources"] == {"platform": "gpu-h100-sxm", "preset": "8gpu-128vcpu-1600gb"}
     assert template["bootDisk"] == {"type": "NETWORK_SSD", "sizeGibibytes": 256}
     assert template["gpuSettings"] == {"driversPreset": "cuda13.0", "dra": True}
@@ -177,7 +177,7 @@ def test_a_nebius_gpu_group_gets_its_preset_drivers_dra_taint_labels_and_fabric(
 
 def test_an_eks_capacity_block_takes_its_machine_from_the_launch_template(fleet: tuple[CloudEngine, Any, Any]) -> None:
     engine, _, _ = fleet
-    group = inputs(engine, "ml:eks-us-east-eks-gpu-h200")
+    group = inputs(engine, "ml:eks-us-east-eks:gpu-h200")
     assert "instanceTypes" not in group and "diskSize" not in group
     zones = sorted(r.inputs["availabilityZone"] for r in engine.of_type("aws:ec2/subnet:Subnet")
                    if r.name.startswith("ml:eks-us-east-eks-private-"))

@@ -65,7 +65,7 @@ def test_a_platform_program_builds_its_own_gke_cluster_and_runs_things_on_it() -
     user = json.loads(got["kubeconfig"])["users"][0]["user"]["exec"]
     assert user["command"] == "gke-gcloud-auth-plugin"
     assert engine.named("research-team").provider_name == "research-k8s"
-    pool = engine.named("research-h100").inputs["nodeConfig"]
+    pool = engine.named("research:h100").inputs["nodeConfig"]
     assert pool["guestAccelerators"][0]["type"] == "nvidia-h100-80gb" and pool["labels"]["modelplane.ai/pool"] == "h100"
     assert not engine.of_type("kubernetes:yaml/v2:ConfigFile"), "driver_installer=None installs no driver"
 

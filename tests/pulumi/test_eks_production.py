@@ -74,4 +74,4 @@ def test_a_node_group_runs_the_nodes_the_placement_holds(floor: int, ceiling: in
 
 def test_the_capacity_block_group_is_sized_from_the_placement(engine: CloudEngine) -> None:
     """examples/more-clouds: the gpu-h200 pool (nodeCount 2) holds the Kimi K2 gang's two nodes."""
-    assert unwrap(engine.named("ml:eks-us-east-eks-gpu-h200").inputs)["scalingConfig"]["desiredSize"] == 2
+    assert unwrap(engine.named("ml:eks-us-east-eks:gpu-h200").inputs)["scalingConfig"]["desiredSize"] == 2

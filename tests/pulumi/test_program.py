@@ -93,7 +93,7 @@ def test_gke_cluster_network_and_l4_pool(up: Run) -> None:
     assert cluster["workloadIdentityConfig"] == {"workloadPool": "modelplane-dev.svc.id.goog"}
     assert cluster["addonsConfig"]["gcpFilestoreCsiDriverConfig"] == {"enabled": True}
     assert engine.named("modelplane:gke-us-central-gke-subnet").inputs["network"] == "modelplane:gke-us-central-gke-network-id"
-    pool = engine.named("modelplane:gke-us-central-gke-l4").inputs
+    pool = engine.named("modelplane:gke-us-central-gke:l4").inputs
     assert pool["name"] == "l4" and pool["nodeLocations"] == ["us-central1-a", "us-central1-b"]
     assert pool["autoscaling"] == {"totalMinNodeCount": 0, "totalMaxNodeCount": 4, "locationPolicy": "ANY"}
     node = pool["nodeConfig"]
@@ -122,7 +122,7 @@ def test_eks_cluster_and_gpu_node_groups(up: Run) -> None:
     # desiredSize: the nodes the placement holds there (README demo: a100 1/2, h100 1/2: the decode and the
     # prefill engine take 4 of 8 GPUs each, qwen3-8b shares the H100 node), floor 0, ceiling 2
     for pool, instance, zone, held in (("a100", "p4de.24xlarge", "us-west-2b", 1), ("h100", "p5.48xlarge", "us-west-2a", 1)):
-        group = engine.named(f"modelplane:eks-us-west-eks-{pool}").inputs
+        group = engine.named(f"modelplane:eks-us-west-eks:{pool}").inputs
         assert (group["nodeGroupName"], group["amiType"], group["instanceTypes"], group["diskSize"]) == (
             pool, "AL2023_x86_64_NVIDIA", [instance], 500)
         assert group["labels"] == {"modelplane.ai/pool": pool, "modelplane.ai/gpu": f"nvidia-{pool}",

@@ -67,6 +67,7 @@ from modelplane.pulumi.clusters.contract import (
     rwx_storage_class,
 )
 from modelplane.pulumi.clusters.kubeconfig import eks_kubeconfig
+from modelplane.pulumi.names import aliased, legacy_pool_name, pool_name
 
 GPU_AMI = "AL2023_x86_64_NVIDIA"
 GPU_TAINT: aws.eks.NodeGroupTaintArgsDict = {"key": GPU_TAINT_KEY, "value": GPU_TAINT_VALUE, "effect": "NO_SCHEDULE"}
@@ -115,7 +116,7 @@ class EksClusterArgs(TypedDict):
 def eks_args(cluster: ClusterManifest, fleet: Fleet) -> EksClusterArgs:
     """EksClusterArgs from a validated EKS InferenceCluster."""
     eks = present(cluster.spec.cluster.eks,
-                    f"validated: InferenceCluster {cluster.name}, an EKS cluster, has an eks block")
+                  f"validated: InferenceCluster {cluster.name}, an EKS cluster, has an eks block")
     pools: list[EksPoolArgs] = []
     for pool, machine in provisioned_pools(cluster, fleet, lambda provisioning: provisioning.eks):
         block = pool.capacity_block.capacity_reservation_id if pool.capacity_block else None
@@ -273,7 +274,7 @@ class EksCluster(ClusterComponent):
         reservation = pool.get("capacity_reservation_id")
         template = self._capacity_block_template(name, pool, reservation) if reservation else None
         return aws.eks.NodeGroup(
-            f"{name}-{pool['name']}", cluster_name=self.cluster.name, node_group_name=pool["name"],
+            pool_name(name, pool["name"]), cluster_name=self.cluster.name, node_group_name=pool["name"],
             node_role_arn=role.arn, subnet_ids=subnets, ami_type=GPU_AMI,
             instance_types=None if template else [pool["machine_type"]],
             disk_size=None if template else pool["disk_size_gb"],
@@ -281,7 +282,8 @@ class EksCluster(ClusterComponent):
             labels=pool_labels(pool["name"], pool["accelerator_type"]), taints=[GPU_TAINT],
             scaling_config={"desired_size": held.apply(lambda nodes: desired_size(pool, nodes.get(pool["name"], 0))),
                             "min_size": pool["min_node_count"], "max_size": max(pool["max_node_count"], 1)},
-            opts=ResourceOptions.merge(self._child, ResourceOptions(depends_on=role_ready)))
+            opts=aliased(ResourceOptions.merge(self._child, ResourceOptions(depends_on=role_ready)),
+                         *legacy_pool_name(name, pool["name"])))
 
     def _capacity_block_template(self, name: str, pool: EksPoolArgs,
                                  reservation: str) -> aws.eks.NodeGroupLaunchTemplateArgsDict:

@@ -52,6 +52,7 @@ from modelplane.pulumi.clusters.contract import (
     rwx_storage_class,
 )
 from modelplane.pulumi.clusters.kubeconfig import gke_kubeconfig
+from modelplane.pulumi.names import aliased, legacy_pool_name, pool_name
 
 GKE_DRA_LABELS = {
     "gke-no-default-nvidia-gpu-device-plugin": "true",
@@ -96,7 +97,7 @@ class GkeClusterArgs(TypedDict):
 def gke_args(cluster: ClusterManifest, fleet: Fleet, project: str | None) -> GkeClusterArgs:
     """GkeClusterArgs from a validated GKE InferenceCluster; `project` is used when the manifest names none."""
     gke = present(cluster.spec.cluster.gke,
-                    f"validated: InferenceCluster {cluster.name}, a GKE cluster, has a gke block")
+                  f"validated: InferenceCluster {cluster.name}, a GKE cluster, has a gke block")
     chosen = gke.project or project
     if not chosen:
         raise ValueError(f"InferenceCluster {cluster.name}: no Google Cloud project; set spec.cluster.gke.project "
@@ -177,7 +178,7 @@ class GkeCluster(ClusterComponent):
         zones = list(pool["zones"])
         per_zone = -(-pool["node_count"] // max(len(zones), 1))
         return gcp.container.NodePool(
-            f"{name}-{pool['name']}", name=pool["name"], project=project, location=region,
+            pool_name(name, pool["name"]), name=pool["name"], project=project, location=region,
             cluster=self.cluster.name, node_locations=zones or None, initial_node_count=per_zone,
             autoscaling={"total_min_node_count": pool["min_node_count"],
                          "total_max_node_count": pool["max_node_count"], "location_policy": "ANY"},
@@ -190,4 +191,4 @@ class GkeCluster(ClusterComponent):
                 "guest_accelerators": [{
                     "type": pool["accelerator_type"], "count": pool["accelerator_count"],
                     "gpu_driver_installation_config": {"gpu_driver_version": "INSTALLATION_DISABLED"}}]},
-            opts=opts)
+            opts=aliased(opts, *legacy_pool_name(name, pool["name"])))

@@ -51,6 +51,7 @@ from modelplane.pulumi.clusters.contract import (
     rwx_storage_class,
 )
 from modelplane.pulumi.clusters.kubeconfig import nebius_kubeconfig
+from modelplane.pulumi.names import aliased, legacy_pool_name, pool_name
 
 DISK_TYPE = "NETWORK_SSD"
 MOUNT_TAG = "modelplane-cache"
@@ -195,6 +196,7 @@ class NebiusCluster(ClusterComponent):
         low, high = pool["min_node_count"], pool["max_node_count"]
         fixed = low == high
         return nebius.Mk8sV1NodeGroup(
-            f"{name}-{pool['name']}", name=pool["name"], parent_id=self.cluster.id, template=template,
+            pool_name(name, pool["name"]), name=pool["name"], parent_id=self.cluster.id, template=template,
             fixed_node_count=pool["node_count"] if fixed else None,
-            autoscaling=None if fixed else {"min_node_count": low, "max_node_count": high}, opts=self._child)
+            autoscaling=None if fixed else {"min_node_count": low, "max_node_count": high},
+            opts=aliased(self._child, *legacy_pool_name(name, pool["name"])))

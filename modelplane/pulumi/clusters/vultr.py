@@ -44,6 +44,7 @@ from modelplane.pulumi.clusters.contract import (
     provisioned_pools,
 )
 from modelplane.pulumi.clusters.kubeconfig import decoded_kubeconfig
+from modelplane.pulumi.names import aliased, legacy_pool_name, pool_name
 
 
 class VultrPoolArgs(GpuPoolArgs):
@@ -113,10 +114,12 @@ class VultrCluster(ClusterComponent):
     def _gpu_pool(self, name: str, pool: VultrPoolArgs, child: ResourceOptions) -> vultr.KubernetesNodePools:
         autoscales = pool["min_node_count"] != pool["max_node_count"]
         return vultr.KubernetesNodePools(
-            f"{name}-{pool['name']}", cluster_id=self.cluster.id, label=pool["name"], plan=pool["plan"],
+            pool_name(name, pool["name"]), cluster_id=self.cluster.id, label=pool["name"], plan=pool["plan"],
             node_quantity=pool["node_count"], auto_scaler=autoscales,
             min_nodes=pool["min_node_count"] if autoscales else None,
             max_nodes=pool["max_node_count"] if autoscales else None,
             labels=pool_labels(pool["name"], pool["accelerator_type"]),
             taints=[{"key": GPU_TAINT_KEY, "value": GPU_TAINT_VALUE, "effect": "NoSchedule"}],
-            opts=ResourceOptions.merge(child, ResourceOptions(ignore_changes=["nodeQuantity"] if autoscales else [])))
+            opts=aliased(ResourceOptions.merge(
+                child, ResourceOptions(ignore_changes=["nodeQuantity"] if autoscales else [])),
+                *legacy_pool_name(name, pool["name"])))
