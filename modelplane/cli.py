@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, NoReturn
 
 import orjson
 
+from modelplane.invariants import InvariantError
 from modelplane.report.json_text import indented
 
 if TYPE_CHECKING:
@@ -65,6 +66,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return args.command(args)
     except InputError as error:
         print(error, file=sys.stderr)
+        return 1
+    except InvariantError as error:
+        print(f"modelplane: internal error, please report it: {error}", file=sys.stderr)
         return 1
 
 

@@ -2,7 +2,7 @@
 
 - Nothing loose at the package root but `__init__`, `__main__` and `cli`: the rest lives in a layer
   (`api`, `cel`, `scheduling`, `compose`, `report`, `pulumi`).
-- The layers import strictly downward, in DESIGN's order: cel, api, scheduling, compose (the pure
+- The layers import strictly downward, in DESIGN's order: invariants (named checks every layer may use), cel, api, scheduling, compose (the pure
   core), then report (text for people), pulumi, cli (the wiring). That also means no circle between
   them.
 - No circle between modules either, imports inside functions included.
@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "modelplane"
-LAYERS = ("cel", "api", "scheduling", "compose", "report", "pulumi", "cli", "__main__")
+LAYERS = ("invariants", "cel", "api", "scheduling", "compose", "report", "pulumi", "cli", "__main__")
 """Bottom to top: each part may import only the parts before it."""
 ROOT_MODULES = {"__init__.py", "__main__.py", "cli.py"}
 

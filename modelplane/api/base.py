@@ -18,6 +18,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, Strict, WithJ
 from pydantic.alias_generators import to_camel
 
 from modelplane.api.labels import RESERVED as RESERVED_LABELS
+from modelplane.invariants import InvariantError
 
 API_VERSION = "modelplane.ai/v1alpha1"
 API_GROUP = "modelplane.ai"
@@ -176,8 +177,10 @@ class Named:
 class Namespaced(Named):
     @property
     def namespace(self) -> str:
-        assert self.metadata.namespace is not None, "the loader defaults namespaces"
-        return self.metadata.namespace
+        namespace = self.metadata.namespace
+        if namespace is None:  # read for every key of every object: no message built on the way
+            raise InvariantError(f"{type(self).__name__} {self.name}: the loader defaults namespaces")
+        return namespace
 
 
 class LocalRef(Model):

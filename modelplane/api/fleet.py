@@ -242,6 +242,13 @@ class Sharing(StrEnum):
     EXCLUSIVE = "Exclusive"
 
 
+class DeletionPolicy(StrEnum):
+    """What happens to a provisioned cluster when its InferenceCluster is removed (Crossplane's words)."""
+
+    DELETE = "Delete"
+    ORPHAN = "Orphan"
+
+
 class NodePool(Model):
     name: PoolName
     """The `modelplane.ai/pool` node label value; at most 40 characters (GKE's node pool limit)."""
@@ -293,6 +300,10 @@ class InferenceClusterSpec(Model):
     drains existing ones); a key appears once per effect."""
     node_pools: Annotated[tuple[NodePool, ...], Field(min_length=1, max_length=16)]
     """The cluster's GPU node pools (1-16, unique names), each naming the InferenceClass of its nodes."""
+    deletion_policy: DeletionPolicy = DeletionPolicy.DELETE
+    """When the InferenceCluster is removed: `Delete` (the default) deletes the cloud cluster, its node pools
+    and network; `Orphan` leaves them running and forgets them (Pulumi's retainOnDelete), and switches on the
+    cloud's own deletion protection where it has one (GKE, EKS). No effect on an Existing cluster."""
 
     @field_validator("taints")
     @classmethod

@@ -34,6 +34,7 @@ from modelplane.cel.errors import SelectorError
 from modelplane.cel.library import ordering_hint
 from modelplane.cel.regex import pattern_problem
 from modelplane.cel.syntax import Binary, Call, Conditional, Ident, Index, ListLit, Literal, MapLit, Node, Select, Unary
+from modelplane.invariants import InvariantError
 
 MAX_COST = 1_000_000  # CELSelectorExpressionMaxCost, pkg/apis/resource/types.go
 MAX_ELEMENTS = 32  # ResourceSliceMaxAttributesAndCapacitiesPerDevice: domains, and names per domain
@@ -362,7 +363,8 @@ class _Checker:
         return _Typed(DYN, argument.cost, argument.size, argument.sized)
 
     def comprehension(self, node: Call) -> _Typed:
-        assert node.target is not None
+        if node.target is None:
+            raise InvariantError(f"the parser gives a {node.function}() comprehension a target")
         if len(node.args) != 2 or not isinstance(node.args[0], Ident):
             raise self.error(f"{node.function}() takes a variable name and an expression", node)
         target = self.visit(node.target)

@@ -22,6 +22,7 @@ from modelplane.api.workload import Container
 from modelplane.compose import names
 from modelplane.compose.findings import Finding
 from modelplane.compose.settings import Settings
+from modelplane.invariants import present
 
 MOUNT_PATH = "/mnt/models"
 VOLUME = "model-cache"
@@ -131,8 +132,8 @@ def storage_findings(manifests: Manifests, settings: Settings) -> list[Finding]:
     findings = []
     for model_cache, staged in staging(fleet, work):
         for name in staged:
-            cluster = fleet.cluster(name)
-            assert cluster is not None, "staging only names fleet clusters"
+            cluster = present(fleet.cluster(name), f"ModelCache {model_cache.namespace}/{model_cache.name} is staged "
+                                                    f"on {name}, a fleet cluster")
             message = default_storage_warning(cluster, settings)
             if message:
                 findings.append(Finding(model_cache, ("spec",), message, "cache-default-storage-class"))

@@ -24,6 +24,7 @@ from typing import Any
 import yaml
 
 from modelplane.compose.cache import secret_placeholder
+from modelplane.invariants import InvariantError
 
 GATEWAY_DIR = "_gateway"
 INVENTORY_DIR = "_inventory"
@@ -64,7 +65,8 @@ def object_files(directory: str, manifests: Iterable[dict]) -> dict[str, str]:
     files: dict[str, str] = {}
     for manifest in manifests:
         path = object_path(directory, manifest)
-        assert path not in files, f"two manifests render to {path}"
+        if path in files:
+            raise InvariantError(f"two manifests render to {path}")
         files[path] = _secret_file(manifest) if manifest["kind"] == "Secret" else dump(manifest)
     return files
 

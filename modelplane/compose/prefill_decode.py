@@ -27,6 +27,7 @@ from modelplane.compose import names
 from modelplane.compose.replica import ReplicaContext, serving_member, serving_port
 from modelplane.compose.serving import replica_route
 from modelplane.compose.settings import Settings
+from modelplane.invariants import present
 
 ROLE_LABEL = "llm-d.ai/role"
 """The pod label llm-d's `prefill-filter` and `decode-filter` select on."""
@@ -68,8 +69,8 @@ def pool_port(deployment: ModelDeployment) -> int:
 
 
 def role_labels(engine: Engine) -> dict[str, str]:
-    assert engine.phase is not None, "PrefillDecode engines have a phase"
-    return {ROLE_LABEL: engine.phase.lower()}
+    phase = present(engine.phase, f"validated: engine {engine.name} of a PrefillDecode deployment has a phase")
+    return {ROLE_LABEL: phase.lower()}
 
 
 def nixl_env() -> list[dict]:

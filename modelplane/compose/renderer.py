@@ -32,6 +32,7 @@ from modelplane.compose.secrets import SecretKey
 from modelplane.compose.settings import Settings
 from modelplane.compose.stack import Addon
 from modelplane.compose.workloads import engine_objects
+from modelplane.invariants import InvariantError, present
 from modelplane.scheduling import Placement
 
 KIND_ORDER = ("Namespace", "GatewayClass", "Certificate", "Gateway", "SecurityPolicy", "Secret", "ServiceAccount", "Role",
@@ -127,8 +128,8 @@ def cache_objects(manifests: Manifests, settings: Settings, objects: dict[str, l
     fleet, work = manifests.fleet, manifests.workloads
     for model_cache, staged in cache.staging(fleet, work):
         for name in staged:
-            cluster = fleet.cluster(name)
-            assert cluster is not None, "staging only names fleet clusters"
+            cluster = present(fleet.cluster(name), f"ModelCache {model_cache.namespace}/{model_cache.name} is staged "
+                                                    f"on {name}, a fleet cluster")
             objects[name] += [stack.namespace(model_cache.namespace), *cache.cache_objects(model_cache, cluster, settings)]
 
 
@@ -175,8 +176,9 @@ def replica_contexts(manifests: Manifests, placement: Placement, settings: Setti
     contexts = []
     for replica in sorted(placement.replicas, key=lambda r: r.slot):
         deployment = work.deployment(replica.deployment)
-        assert deployment is not None and manifests.fleet.cluster(replica.cluster) is not None, (
-            f"placement names {replica.deployment} on {replica.cluster}, which the manifests do not declare")
+        if deployment is None or manifests.fleet.cluster(replica.cluster) is None:
+            raise InvariantError(f"the placement names {replica.deployment} on {replica.cluster}, which the "
+                                 "manifests do not declare")
         contexts.append(ReplicaContext(deployment, replica, work.cache_of(deployment), settings))
     return contexts
 
@@ -197,8 +199,8 @@ def unique_sorted(manifests: Iterable[dict]) -> tuple[dict, ...]:
         first = seen.get(identity)
         if first is None:
             seen[identity] = _copy(manifest)
-        else:
-            assert first == manifest, f"two different manifests named {identity}"
+        elif first != manifest:
+            raise InvariantError(f"two different manifests are named {identity}")
     return tuple(sorted(seen.values(), key=lambda m: (KIND_ORDER.index(m["kind"]), key(m)[2], key(m)[3], key(m)[0])))
 
 

@@ -22,6 +22,7 @@ from math import gcd, lcm
 
 from modelplane.api import ModelService
 from modelplane.compose.findings import Finding
+from modelplane.invariants import InvariantError
 
 MAX_WEIGHT = 1_000_000
 
@@ -51,7 +52,8 @@ def integer_weights(targets: Sequence[Sequence[Fraction]]) -> list[list[int]]:
     by less than 1, so no sum can pass MAX_WEIGHT.
     """
     leaves = [share for target in targets for share in target]
-    assert leaves and all(share > 0 for share in leaves), "every leaf has a positive share"
+    if not leaves or any(share <= 0 for share in leaves):
+        raise InvariantError(f"every leaf of a route has a positive share, got {leaves}")
     scale = lcm(*(share.denominator for share in leaves))
     common = gcd(*(int(share * scale) for share in leaves))
     whole = [[int(share * scale) // common for share in target] for target in targets]

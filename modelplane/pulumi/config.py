@@ -55,6 +55,7 @@ from pydantic.alias_generators import to_camel, to_snake
 
 from modelplane.api import CONTROL_CLUSTER, ClusterSource, ManifestErrors, Manifests, load
 from modelplane.compose import Settings
+from modelplane.invariants import present
 from modelplane.pulumi.clusters import ProviderSettings, provider_settings
 from modelplane.pulumi.fleet import ModelplaneArgs, SecretKey
 from modelplane.pulumi.names import config_path
@@ -162,8 +163,9 @@ def kubeconfigs(manifests: Manifests, secret_tree: Any, control: ControlCluster 
                             f"InferenceCluster {cluster.name}: spec.cluster.existing.identitySecretRef is not read yet: "
                             "the kubeconfig's credential plugin runs with the credentials of the operator's workspace")
         if existing.secret_ref is None:
-            assert existing.kubeconfig is not None, "validated: an existing block names a key or a Secret"
-            namespace, _, key = existing.kubeconfig.rpartition(":")
+            kubeconfig = present(existing.kubeconfig, f"validated: InferenceCluster {cluster.name}'s existing block "
+                                                      "names a kubeconfig key or a Secret")
+            namespace, _, key = kubeconfig.rpartition(":")
             found[cluster.name] = pulumi.Config(namespace or NAMESPACE).require_secret(key)
             continue
         ref = existing.secret_ref

@@ -25,7 +25,7 @@ from pulumi import ResourceOptions
 from modelplane.api.crds import custom_resource_definitions
 from modelplane.compose.control_plane import ControlPlaneSettings, access, stack
 from modelplane.pulumi.kube import kubernetes_object
-from modelplane.pulumi.names import manifest_name
+from modelplane.pulumi.names import aliased, legacy_manifest_name, manifest_name
 
 
 class ControlPlaneArgs(TypedDict):
@@ -56,7 +56,8 @@ class ControlPlane(pulumi.ComponentResource):
         settings = args.get("settings", ControlPlaneSettings())
         child = ResourceOptions(parent=self, provider=args.get("provider"))
 
-        self.crds = {crd["metadata"]["name"]: kubernetes_object(manifest_name(name, crd), crd, child)
+        self.crds = {crd["metadata"]["name"]: kubernetes_object(manifest_name(name, crd), crd,
+                                                                aliased(child, legacy_manifest_name(name, crd)))
                      for crd in custom_resource_definitions()}
         self.operator = None
         if args.get("install_operator", True):
@@ -66,12 +67,15 @@ class ControlPlane(pulumi.ComponentResource):
                 opts=child)
         granted: list[pulumi.Resource] = []
         namespace, *rest = access(settings)
-        created = kubernetes_object(manifest_name(name, namespace), namespace, child)
+        created = kubernetes_object(manifest_name(name, namespace), namespace,
+                                    aliased(child, legacy_manifest_name(name, namespace)))
         for manifest in rest:
             after = ResourceOptions.merge(child, ResourceOptions(depends_on=[created]))
-            granted.append(kubernetes_object(manifest_name(name, manifest), manifest, after))
+            granted.append(kubernetes_object(manifest_name(name, manifest), manifest,
+                                             aliased(after, legacy_manifest_name(name, manifest))))
         manifest = stack(settings)
         self.stack_name = manifest["metadata"]["name"]
-        self.stack = kubernetes_object(manifest_name(name, manifest), manifest, ResourceOptions.merge(
-            child, ResourceOptions(depends_on=[created, *granted, *([self.operator] if self.operator else [])])))
+        self.stack = kubernetes_object(manifest_name(name, manifest), manifest, aliased(ResourceOptions.merge(
+            child, ResourceOptions(depends_on=[created, *granted, *([self.operator] if self.operator else [])])),
+            legacy_manifest_name(name, manifest)))
         self.register_outputs({"stackName": self.stack_name})

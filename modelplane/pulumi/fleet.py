@@ -35,10 +35,11 @@ from modelplane.api import CONTROL_CLUSTER, Manifests, Workloads
 from modelplane.api import InferenceGateway as GatewayManifest
 from modelplane.compose import Settings, cluster_stack, render, secret_placeholder, storage_class
 from modelplane.compose.gateways import control_stack
+from modelplane.invariants import InvariantError, present
 from modelplane.pulumi.clusters import InferenceCluster, InferenceClusterArgs, ProviderSettings
 from modelplane.pulumi.clusters.contract import RWX_STORAGE_CLASS
 from modelplane.pulumi.gateway import InferenceGateway
-from modelplane.pulumi.names import cluster_name, provider_identifier
+from modelplane.pulumi.names import aliased, legacy_name, provider_identifier, provider_name, scope, serving_name
 from modelplane.pulumi.placement import FleetPlacement, known_placement
 from modelplane.pulumi.serving import ServingStack
 from modelplane.pulumi.workloads import Target, register_placed
@@ -129,6 +130,7 @@ class Modelplane(pulumi.ComponentResource):
 
         self.placement = FleetPlacement(f"{name}-placement", {"manifests": manifests,
                                                               "strict": args.get("strict", False)}, child)
+        self.placement.corrections.apply(lambda corrections: warn_corrections(corrections or [], self))
         held = known_placement(self.placement.placement).apply(pool_nodes)
         self.clusters, self.serving_stacks = {}, {}
         for cluster in fleet.clusters:
@@ -139,19 +141,19 @@ class Modelplane(pulumi.ComponentResource):
                 "pool_nodes": held.apply(lambda nodes, cluster=cluster.name: nodes.get(cluster, {}))}
             if cluster.name in kubeconfigs:
                 cluster_args["kubeconfig"] = kubeconfigs[cluster.name]
-            built = InferenceCluster(cluster.name, cluster_args, child)
+            built = InferenceCluster(scope(name, cluster.name), cluster_args, aliased(child, cluster.name))
             self.clusters[cluster.name] = built
-            self.serving_stacks[cluster.name] = ServingStack(cluster_name(cluster.name, "serving"), {
+            self.serving_stacks[cluster.name] = ServingStack(serving_name(name, cluster.name), {
                 "cluster": cluster.name, "addons": cluster_stack(cluster, settings, fleet.gateway),
                 "provider": built.provider,
                 "anchor": built.anchor, "install_prerequisites": cluster.name in installed_on,
-                "skip_await": skip_await}, child)
+                "skip_await": skip_await}, aliased(child, legacy_name(cluster.name, "serving")))
         targets = {cluster: Target(built.provider, self.serving_stacks[cluster], built.anchor,
                                    self.serving_stacks[cluster].gateway_address)
                    for cluster, built in self.clusters.items()}
         self.gateway, self.control_stack = None, None
         if fleet.gateway is not None and fleet.gateway.host == CONTROL_CLUSTER:
-            provider, self.control_stack = control_serving_stack(fleet.gateway, control, settings,
+            provider, self.control_stack = control_serving_stack(name, fleet.gateway, control, settings,
                                                                  CONTROL_CLUSTER in installed_on, skip_await, self)
             targets[CONTROL_CLUSTER] = Target(provider, self.control_stack, None, None)
         if fleet.gateway is not None:
@@ -167,9 +169,10 @@ class Modelplane(pulumi.ComponentResource):
 
         def converge(placement: Placement) -> dict[str, Any]:
             rendered = render(manifests, placement, settings, secrets=list(args.get("secrets", {})))
-            assert {cluster: stack.addons for cluster, stack in stacks.items()} == rendered.addons, (
-                "compose's serving stack no longer matches `cluster_stack(cluster, settings, gateway)`, which the "
-                "ServingStacks were registered from before the placement was known")
+            if {cluster: stack.addons for cluster, stack in stacks.items()} != rendered.addons:
+                raise InvariantError("compose's serving stack no longer matches `cluster_stack(cluster, settings, "
+                                     "gateway)`, which the ServingStacks were registered from before the placement "
+                                     "was known")
             for warning in rendered.warnings:
                 pulumi.log.warn(str(warning), self)
             for key, status in placement.deployments.items():
@@ -177,7 +180,7 @@ class Modelplane(pulumi.ComponentResource):
                     pulumi.log.warn(f"{key}: {status.scheduled}/{status.desired} replicas scheduled\n"
                                     + "\n".join(status.reasons)
                                     + f"\n(`modelplane explain {key} <manifests>` shows every cluster)", self)
-            created = register_placed(rendered, targets, self.gateway, secrets, self, skip_await)
+            created = register_placed(name, rendered, targets, self.gateway, secrets, self, skip_await)
             if control is not None:
                 from modelplane.pulumi.status import write_back
 
@@ -198,8 +201,8 @@ class Modelplane(pulumi.ComponentResource):
                                "deploymentCostPerHour": self.deployment_cost_per_hour})
 
 
-def control_serving_stack(gateway: GatewayManifest, control: ControlCluster | None, settings: Settings,
-                          install_prerequisites: bool, skip_await: bool, parent: pulumi.Resource
+def control_serving_stack(component: str, gateway: GatewayManifest, control: ControlCluster | None,
+                          settings: Settings, install_prerequisites: bool, skip_await: bool, parent: pulumi.Resource
                           ) -> tuple[k8s.Provider, ServingStack]:
     """The control cluster's Provider (its kubeconfig made secret; in-cluster, the ambient configuration,
     which is the workspace pod's) and its stack of the gateway backend's add-ons; an error without a
@@ -210,11 +213,21 @@ def control_serving_stack(gateway: GatewayManifest, control: ControlCluster | No
                               "control-cluster mode (stack config modelplane:source: cluster)")
     child = ResourceOptions(parent=parent)
     kubeconfig = pulumi.Output.secret(control.kubeconfig) if control.kubeconfig is not None else None
-    provider = k8s.Provider(cluster_name(CONTROL_CLUSTER, "k8s"), kubeconfig=kubeconfig,
-                            cluster_identifier=provider_identifier(CONTROL_CLUSTER), opts=child)
-    return provider, ServingStack(cluster_name(CONTROL_CLUSTER, "serving"), {
+    provider = k8s.Provider(provider_name(component, CONTROL_CLUSTER), kubeconfig=kubeconfig,
+                            cluster_identifier=provider_identifier(CONTROL_CLUSTER),
+                            opts=aliased(child, legacy_name(CONTROL_CLUSTER, "k8s")))
+    return provider, ServingStack(serving_name(component, CONTROL_CLUSTER), {
         "cluster": CONTROL_CLUSTER, "addons": control_stack(settings, gateway), "provider": provider,
-        "install_prerequisites": install_prerequisites, "skip_await": skip_await, "workload": False}, child)
+        "install_prerequisites": install_prerequisites, "skip_await": skip_await, "workload": False},
+        aliased(child, legacy_name(CONTROL_CLUSTER, "serving")))
+
+
+def warn_corrections(corrections: list[str], resource: pulumi.Resource) -> None:
+    """One warning for a previous placement that did not hold under unchanged inputs (`FleetPlacement.check`)."""
+    if corrections:
+        pulumi.log.warn("the previous placement in the stack's state did not hold, so it was planned again (every "
+                        "replica that holds stays; `pulumi preview --diff` shows what moves):\n"
+                        + "\n".join(corrections), resource)
 
 
 def pool_nodes(placement: Placement) -> dict[str, dict[str, int]]:
@@ -230,8 +243,8 @@ def summary(placement: Placement, workloads: Workloads) -> dict[str, Any]:
     the engine hands maps back with their keys sorted)."""
     found: dict[str, Any] = {}
     for key, status in placement.deployments.items():
-        deployment = workloads.deployment(key)
-        assert deployment is not None, "the placement was computed from these workloads"
+        deployment = present(workloads.deployment(key), f"{key}, in the placement, is one of the workloads it was "
+                                                        "computed from")
         order = [engine.name for engine in deployment.spec.engines]
         replicas = [replica.model_copy(update={"engines": {name: replica.engines[name] for name in order}})
                     for replica in placement.replicas_of(key)]

@@ -28,7 +28,7 @@ from modelplane.api import ModelService
 from modelplane.compose import replica_path
 from modelplane.compose.gateways import backend
 from modelplane.pulumi.kube import GatewayObject
-from modelplane.pulumi.names import manifest_name
+from modelplane.pulumi.names import aliased, legacy_manifest_name, manifest_name, scope
 
 
 class InferenceGatewayArgs(TypedDict):
@@ -62,8 +62,9 @@ class InferenceGateway(pulumi.ComponentResource):
         spec = manifest.spec
         self.cluster = manifest.host
         fleet_gateway = backend(manifest).gateway_object(manifest, [s.namespace for s in args["services"]])
-        self.gateway = GatewayObject(manifest_name(self.cluster, fleet_gateway), fleet_gateway, ResourceOptions(
-            parent=self, provider=args["provider"], depends_on=list(args["after"]), deleted_with=args.get("anchor")))
+        self.gateway = GatewayObject(manifest_name(scope(name, self.cluster), fleet_gateway), fleet_gateway, aliased(
+            ResourceOptions(parent=self, provider=args["provider"], depends_on=list(args["after"]),
+                            deleted_with=args.get("anchor")), legacy_manifest_name(self.cluster, fleet_gateway)))
         self.address = self.gateway.address()
         scheme = "https" if spec.tls else "http"
         port = "" if manifest.port == {"http": 80, "https": 443}[scheme] else f":{manifest.port}"

@@ -25,6 +25,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 from pulumi import ResourceOptions
+from modelplane.invariants import InvariantError
 
 TYPED: dict[tuple[str, str], Callable[..., pulumi.CustomResource]] = {
     ("v1", "Namespace"): k8s.core.v1.Namespace,
@@ -81,7 +82,7 @@ def kubernetes_object(name: str, manifest: Mapping[str, Any], opts: ResourceOpti
     waits)."""
     api_version, kind = manifest["apiVersion"], manifest["kind"]
     if (api_version, kind) == (GATEWAY_API, "Gateway"):
-        assert set(manifest) <= {"apiVersion", "kind", "metadata", "spec"}, "a Gateway carries fields besides spec"
+        _only_spec(name, manifest)
         return GatewayObject(name, manifest, opts)
     if skip_await:
         metadata = manifest["metadata"]
@@ -90,14 +91,24 @@ def kubernetes_object(name: str, manifest: Mapping[str, Any], opts: ResourceOpti
     typed = TYPED.get((api_version, kind))
     if typed is not None:
         unknown = sorted(set(manifest) - {"apiVersion", "kind", *FIELDS})
-        assert not unknown, f"{api_version} {kind} has top-level fields the Pulumi layer does not map: {unknown}"
+        if unknown:
+            raise InvariantError(f"{name}: {api_version} {kind} has top-level fields the Pulumi layer does not map: "
+                                 f"{unknown}")
         fields = {FIELDS[key]: value for key, value in manifest.items() if key in FIELDS}
         return typed(name, opts=opts, **fields)
     group = api_version.rpartition("/")[0]
-    assert group not in BUILT_IN_GROUPS, f"built-in kind {api_version} {kind} is missing from TYPED"
-    assert set(manifest) <= {"apiVersion", "kind", "metadata", "spec"}, f"{kind} carries fields besides spec"
+    if group in BUILT_IN_GROUPS:
+        raise InvariantError(f"{name}: built-in kind {api_version} {kind} is missing from TYPED")
+    _only_spec(name, manifest)
     return k8s.apiextensions.CustomResource(name, api_version=api_version, kind=kind, metadata=manifest["metadata"],
                                             spec=manifest.get("spec"), opts=opts)
+
+
+def _only_spec(name: str, manifest: Mapping[str, Any]) -> None:
+    """A custom resource is registered from its metadata and spec alone: anything else would be lost."""
+    extra = sorted(set(manifest) - {"apiVersion", "kind", "metadata", "spec"})
+    if extra:
+        raise InvariantError(f"{name}: {manifest['kind']} carries fields besides spec, which would be lost: {extra}")
 
 
 def substitute(value: Any, replacements: Mapping[str, pulumi.Input[str]]) -> Any:

@@ -22,10 +22,16 @@ DESIGN section 3, exactly:
   every changed path is hidden the engine prints all the old inputs instead; a change of `objects`
   always changes a digest, so that only happens when the placement document alone changes.
 - Strict mode turns a short deployment into a check failure (an error in preview and up).
-- When the inputs equal the olds' inputs and the olds hold a placement document, check() returns
-  that placement without loading or planning: `place` is a pure function and re-planning its own
-  output is a fixed point (the property test that re-planning moves nothing), so planning again
-  would return the same document. Every preview of an unchanged stack takes that path.
+- The state is checked on every run, never trusted. When the inputs equal the olds' inputs, the olds'
+  document is verified against the current fleet and rules (`scheduling.verify`: pools exist, the
+  ledger holds under the packing rule, selectors, caches and taints still allow each replica, the
+  recorded costs are the current spec's) and must have been written by this planner
+  (`PLANNER_VERSION`, recorded in the document as `planner`). If it holds, check() returns it as
+  it is without planning (`place` is pure and re-planning its own output is a fixed point, so
+  planning again would give the same document): every preview of an unchanged stack takes that
+  path. If it does not, it is planned again with itself as previous, so every replica that holds
+  stays, and `corrections` says which replica or deployment was wrong and why (the program warns
+  with it; `--diff` shows it and the replicas that moved).
 
 The provider is a class of this importable module and holds no state, so dill serializes it by
 reference (`__provider` names `modelplane.pulumi.placement.PlacementProvider`, no code): the
@@ -60,12 +66,13 @@ from modelplane.api.served import object_key
 from modelplane.pulumi.collector import collector_paused
 from modelplane.scheduling import DeploymentStatus, Placement, StateError, place
 from modelplane.scheduling.diff import outline
-from modelplane.scheduling.placement import PLACEMENT_VERSION
+from modelplane.scheduling.placement import PLANNER_VERSION
+from modelplane.scheduling.verify import verify
 
 PLACEMENT_ID = "modelplane-placement"
 INPUTS = ("objects", "strict")
-"""The resource's inputs; `placement`, `deployments` and `manifests` are added by check()."""
-SHOWN = ("deployments", "manifests")
+"""The resource's inputs; `placement`, `deployments`, `manifests` and `corrections` are added by check()."""
+SHOWN = ("deployments", "manifests", "corrections")
 """Added by check() for `pulumi preview --diff` to show (see the module docstring)."""
 STATE = (*INPUTS, "placement", *SHOWN)
 HIDDEN = ("objects", "placement")
@@ -104,9 +111,6 @@ class PlacementProvider(ResourceProvider):
         if not isinstance(inputs.get("objects"), list) or not isinstance(inputs.get("strict", False), bool):
             return CheckResult(inputs, [CheckFailure("objects", "objects must be a list of manifest objects "
                                                                 "and strict a bool")])
-        unchanged = _unchanged(olds, inputs)
-        if unchanged is not None:
-            return unchanged
         with collector_paused():  # the entry of the dynamic-provider process (`pulumi.collector`)
             return self._place(olds, inputs)
 
@@ -118,15 +122,27 @@ class PlacementProvider(ResourceProvider):
         except ManifestErrors as errors:
             return CheckResult(inputs, [check_failure(problem) for problem in errors.errors])
         previous: Placement | None = None
-        if olds.get("placement"):
+        document = from_wire(olds.get("placement"))
+        if document:
             try:
-                previous = Placement.from_json(from_wire(olds["placement"]))
+                previous = Placement.from_json(document)
             except StateError as error:
                 return CheckResult(inputs, [CheckFailure("placement", (
                     f"the previous placement in the stack's state cannot be read ({error}); "
                     "fix it with `pulumi stack export`/`import` rather than losing every pin"))])
-        placement = place(manifests.fleet, manifests.workloads, previous)
-        return CheckResult({**inputs, "placement": placement.to_json(), **_shown(objects, placement)},
+        corrections: list[str] = []
+        if previous is not None and _same_inputs(olds, inputs):
+            if previous.planner != PLANNER_VERSION:
+                corrections.append(f"the placement was written by planner version {previous.planner or 'unknown'}, "
+                                   f"this is version {PLANNER_VERSION}: planned again, every replica that holds "
+                                   "stays")
+            corrections += [str(violation) for violation in verify(manifests.fleet, manifests.workloads, previous)]
+            if not corrections:
+                return CheckResult(_unchanged(olds, inputs, objects, document, previous),
+                                   _strict(inputs, previous.deployments))
+        placement = place(manifests.fleet, manifests.workloads, previous).model_copy(
+            update={"planner": PLANNER_VERSION})
+        return CheckResult({**inputs, "placement": placement.to_json(), **_shown(objects, placement, corrections)},
                            _strict(inputs, placement.deployments))
 
     def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
@@ -146,28 +162,26 @@ class PlacementProvider(ResourceProvider):
         """Nothing to delete: the placement exists only in the stack's state."""
 
 
-def _unchanged(olds: dict[str, Any], inputs: dict[str, Any]) -> CheckResult | None:
-    """The previous placement, when its inputs are exactly these (see the module docstring), with the
-    olds' `deployments` and `manifests`: they follow from the placement and the objects alone. A
-    state written before they existed gets them computed (reading the whole document, once)."""
-    placement = from_wire(olds.get("placement"))
-    if not isinstance(placement, dict) or placement.get("version") != PLACEMENT_VERSION:
-        return None
-    if any(from_wire(olds.get(key)) != from_wire(inputs.get(key)) for key in INPUTS):
-        return None
-    try:
-        statuses = {key: DeploymentStatus.model_validate(status) for key, status in placement["deployments"].items()}
-        shown = {key: olds[key] for key in SHOWN if isinstance(olds.get(key), dict)}  # strings only
-        if len(shown) < len(SHOWN):
-            shown = _shown(from_wire(inputs["objects"]), Placement.from_json(placement))
-    except (KeyError, AttributeError, ValueError):
-        return None  # not a placement document after all: plan, and report what is wrong with it
-    return CheckResult({**inputs, "placement": placement, **shown}, _strict(inputs, statuses))
+def _same_inputs(olds: dict[str, Any], inputs: dict[str, Any]) -> bool:
+    """Both as they came through the engine: a double equals the int it stands for, so no `from_wire`."""
+    return all(olds.get(key) == inputs.get(key) for key in INPUTS)
 
 
-def _shown(objects: list[dict[str, Any]], placement: Placement) -> dict[str, Any]:
-    """The properties `--diff` shows: the placement's outline and the objects' digests."""
-    return {"deployments": outline(placement), "manifests": digests(objects)}
+def _unchanged(olds: dict[str, Any], inputs: dict[str, Any], objects: list[dict[str, Any]],
+               document: dict[str, Any], previous: Placement) -> dict[str, Any]:
+    """The checked inputs when the previous placement holds for these same inputs: the olds' document
+    as it is, its `deployments` and `manifests` (they follow from the placement and the objects alone;
+    a state written before they existed gets them computed) and no corrections."""
+    shown = {key: olds[key] for key in ("deployments", "manifests") if isinstance(olds.get(key), dict)}
+    if len(shown) < 2:
+        shown = _shown(objects, previous, [])
+    return {**inputs, "placement": document, **shown, "corrections": []}
+
+
+def _shown(objects: list[dict[str, Any]], placement: Placement, corrections: list[str]) -> dict[str, Any]:
+    """The properties `--diff` shows: the placement's outline, the objects' digests and what was wrong
+    with the previous placement under unchanged inputs."""
+    return {"deployments": outline(placement), "manifests": digests(objects), "corrections": corrections}
 
 
 def digests(objects: list[dict[str, Any]]) -> dict[str, str]:
@@ -226,10 +240,13 @@ class FleetPlacement(Resource, module="modelplane", name="Placement"):
     """The placement outlined per deployment (`modelplane.scheduling.diff.outline`), for `--diff`."""
     manifests: pulumi.Output[dict[str, str]]
     """`Kind namespace/name` -> a digest of the object (`digests`), for `--diff`."""
+    corrections: pulumi.Output[list[str]]
+    """What was wrong with the previous placement although the inputs had not changed (a state edited by
+    hand, or written by another planner version), each a replica or deployment and why; empty when it held."""
 
     def __init__(self, name: str, args: FleetPlacementArgs, opts: pulumi.ResourceOptions | None = None):
         props = {"objects": dump_objects(args["manifests"]), "strict": args["strict"],
-                 "placement": None, "deployments": None, "manifests": None}
+                 "placement": None, "deployments": None, "manifests": None, "corrections": None}
         hidden = pulumi.ResourceOptions(hide_diffs=list(HIDDEN))
         super().__init__(PlacementProvider(), name, props, pulumi.ResourceOptions.merge(opts, hidden))
 

@@ -28,8 +28,9 @@ import pulumi_kubernetes as k8s
 from pulumi import ResourceOptions
 
 from modelplane.compose import INFERENCE_GATEWAY, Addon, Install
+from modelplane.invariants import InvariantError
 from modelplane.pulumi.kube import GatewayObject, kubernetes_object
-from modelplane.pulumi.names import manifest_name
+from modelplane.pulumi.names import aliased, legacy_manifest_name, manifest_name
 
 
 class ServingStackArgs(TypedDict):
@@ -84,15 +85,16 @@ class ServingStack(pulumi.ComponentResource):
                                                                      skip_await=skip_await, opts=options)
             else:
                 for manifest in addon.objects:
-                    created = kubernetes_object(manifest_name(args["cluster"], manifest), manifest, options,
-                                                skip_await)
+                    created = kubernetes_object(manifest_name(name, manifest), manifest, aliased(
+                        options, legacy_manifest_name(args["cluster"], manifest)), skip_await)
                     if isinstance(created, GatewayObject) and manifest["metadata"]["name"] == INFERENCE_GATEWAY:
                         gateway = created
                     options = ResourceOptions.merge(options, ResourceOptions(depends_on=[created]))
                     self.installed[addon.name] = created
         workload = args.get("workload", True)
-        assert (gateway is not None) == workload, (
-            "compose's serving stack of a workload cluster holds its inference Gateway; the control cluster's none")
+        if (gateway is not None) != workload:
+            raise InvariantError(f"{name}: compose's serving stack of a workload cluster holds its inference Gateway, "
+                                 "the control cluster's none")
         self.gateway_address = gateway.address() if gateway is not None else None
         self.register_outputs({"gatewayAddress": self.gateway_address} if self.gateway_address is not None else {})
 

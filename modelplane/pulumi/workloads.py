@@ -32,7 +32,7 @@ from pulumi import ResourceOptions
 from modelplane.compose import FLEET_GATEWAY, Rendered, address_placeholder, bind_addresses, secret_placeholder
 from modelplane.pulumi.gateway import InferenceGateway
 from modelplane.pulumi.kube import kubernetes_object, substitute
-from modelplane.pulumi.names import manifest_name
+from modelplane.pulumi.names import aliased, legacy_manifest_name, manifest_name, scope
 
 SECRET_CONFIG = "modelplane:secrets.{namespace}.{name}.{key}"
 
@@ -50,10 +50,11 @@ class Target:
     """The cluster's inference Gateway's address; None for the control cluster (no replica runs there)."""
 
 
-def register_placed(rendered: Rendered, targets: Mapping[str, Target], gateway: InferenceGateway | None,
-                    secrets: Mapping[str, pulumi.Input[str]], parent: pulumi.Resource, skip_await: bool = False
-                    ) -> dict[str, pulumi.CustomResource]:
-    """Register every rendered object; returns them by logical name."""
+def register_placed(component: str, rendered: Rendered, targets: Mapping[str, Target],
+                    gateway: InferenceGateway | None, secrets: Mapping[str, pulumi.Input[str]], parent: pulumi.Resource,
+                    skip_await: bool = False) -> dict[str, pulumi.CustomResource]:
+    """Register every rendered object, named `component:cluster:Kind:namespace/name`; returns them by
+    logical name."""
     addresses = {address_placeholder(cluster): target.gateway_address for cluster, target in targets.items()
                  if target.gateway_address is not None}
     replacements: dict[str, pulumi.Input[str]] = {**addresses, **secrets}
@@ -71,10 +72,11 @@ def register_placed(rendered: Rendered, targets: Mapping[str, Target], gateway: 
                 continue
             namespace = namespaces.get((cluster, manifest["metadata"].get("namespace", "")))
             after = [target.after, *first, *([namespace] if namespace is not None else [])]
-            name = manifest_name(cluster, manifest)
+            name = manifest_name(scope(component, cluster), manifest)
             resolved = substitute(_bound(manifest, addresses), replacements)
-            created[name] = kubernetes_object(name, resolved, ResourceOptions(
-                parent=owner, provider=target.provider, depends_on=after, deleted_with=target.anchor), skip_await)
+            created[name] = kubernetes_object(name, resolved, aliased(ResourceOptions(
+                parent=owner, provider=target.provider, depends_on=after, deleted_with=target.anchor),
+                legacy_manifest_name(cluster, manifest)), skip_await)
             if manifest["kind"] == "Namespace":
                 namespaces[(cluster, manifest["metadata"]["name"])] = created[name]
     return created

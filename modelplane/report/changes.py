@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import html
 
+from modelplane.invariants import present
 from modelplane.report.text import columns, replica_text
 from modelplane.scheduling.diff import Change, PlacementDiff, PoolChange, ReplicaChange
 
@@ -17,13 +18,12 @@ from modelplane.scheduling.diff import Change, PlacementDiff, PoolChange, Replic
 def change_text(change: ReplicaChange) -> str:
     """`create c#0 (e: p)`, `move a#0 (e: p) -> b#0 (e: q)`, `remove c#1 (e: p)`."""
     if change.change is Change.CREATE:
-        assert change.after is not None
-        return f"create {replica_text(change.after)}"
+        return f"create {replica_text(present(change.after, 'a create has a replica after'))}"
+    before = present(change.before, f"a {change.change} has a replica before")
     if change.change is Change.REMOVE:
-        assert change.before is not None
-        return f"remove {replica_text(change.before)}"
-    assert change.before is not None and change.after is not None
-    return f"{change.change} {replica_text(change.before)} -> {replica_text(change.after)}"
+        return f"remove {replica_text(before)}"
+    after = present(change.after, f"a {change.change} has a replica after")
+    return f"{change.change} {replica_text(before)} -> {replica_text(after)}"
 
 
 def table(changes: PlacementDiff) -> str:

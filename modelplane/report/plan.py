@@ -13,6 +13,7 @@ from modelplane.report import changes as changes_report
 from modelplane.report import cost as cost_report
 from modelplane.report.comment import GITHUB_COMMENT_LIMIT, Section, fit
 from modelplane.report.text import columns, replica_text
+from modelplane.invariants import present
 from modelplane.scheduling import Placement
 from modelplane.scheduling.cost import FleetCost
 from modelplane.scheduling.diff import Change, PlacementDiff, ReplicaChange, pool_devices, pool_use
@@ -123,6 +124,5 @@ def _placed(placement: Placement, deployment: str,
 def _mark(change: ReplicaChange) -> str:
     """`create`, `moved from <where>`, `remove` or `unchanged`."""
     if change.change is Change.MOVE:
-        assert change.before is not None
-        return f"moved from `{replica_text(change.before)}`"
+        return f"moved from `{replica_text(present(change.before, 'a move has a replica before'))}`"
     return str(change.change)

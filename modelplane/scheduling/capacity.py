@@ -57,6 +57,7 @@ from typing import Any
 from modelplane.api import Fleet, ModelDeployment, NodePool, Workloads
 from modelplane.api.fleet import Pricing
 from modelplane.cel import SelectorEvaluator
+from modelplane.invariants import present
 from modelplane.scheduling.engines import shape_of
 from modelplane.scheduling.explanation import Explanation, diagnose
 from modelplane.scheduling.scheduler import plan
@@ -264,8 +265,7 @@ def _changes(edited: Fleet, hypothetical: Fleet, explanation: Explanation) -> li
                 shortfalls[key] = min(shortfalls.get(key, reason.shortfall), reason.shortfall)
     changes = []
     for (cluster_name, pool_name), shortfall in sorted(shortfalls.items()):
-        cluster = edited.cluster(cluster_name)
-        assert cluster is not None
+        cluster = present(edited.cluster(cluster_name), f"a short pool's cluster {cluster_name} is on the edited fleet")
         pool = cluster.pool(pool_name)
         if pool is not None:
             klass = edited.inference_class(pool.class_name)
@@ -273,8 +273,8 @@ def _changes(edited: Fleet, hypothetical: Fleet, explanation: Explanation) -> li
                                    max(shortfall, 1)))
             continue
         with_empty = hypothetical.cluster(cluster_name)
-        empty = with_empty.pool(pool_name) if with_empty else None
-        assert empty is not None, "a pool explain names is on the fleet it planned"
+        empty = present(with_empty.pool(pool_name) if with_empty else None,
+                        f"pool {cluster_name}/{pool_name}, which explain names, is on the fleet it planned")
         klass = edited.inference_class(empty.class_name)
         changes.append(_Change(cluster_name, pool_name, empty.class_name, 0, klass.spec.pricing if klass else None,
                                max(shortfall, 1)))

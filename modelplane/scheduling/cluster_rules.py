@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from modelplane.api import LabelSelector, ModelCache, TaintEffect, Toleration, TolerationOperator
 from modelplane.api.fleet import Taint
+from modelplane.invariants import present
 from modelplane.scheduling.reasons import Code, Reason
 from modelplane.scheduling.snapshot import ClusterView
 
@@ -40,8 +41,8 @@ def cache_not_staged(cluster: ClusterView, cache: ModelCache | None) -> Reason |
     missed = _first_mismatch(cluster, cache.spec.cluster_selector) if cache else None
     if missed is None:
         return None
-    assert cache is not None
     key, want, seen = missed
+    cache = present(cache, "a cache's clusterSelector mismatch comes from a cache")
     return Reason(Code.CACHE_NOT_STAGED, f"do not stage ModelCache {cache.name}", cluster.name,
                   detail=f"the cache's clusterSelector wants {key}={want}, the cluster {seen}",
                   hint="widen the ModelCache's clusterSelector to this cluster")

@@ -25,6 +25,7 @@ from typing import Any, NamedTuple
 
 from modelplane.api import Fleet
 from modelplane.api.base import Role
+from modelplane.invariants import InvariantError
 from modelplane.scheduling.ledger import PoolKey
 from modelplane.scheduling.placement import MemberPlacement, Placement, Replica, pool_need
 
@@ -47,7 +48,8 @@ class ReplicaChange(NamedTuple):
     @property
     def sort_key(self) -> tuple[str, str, int]:
         replica = self.after or self.before
-        assert replica is not None
+        if replica is None:
+            raise InvariantError(f"a change of {self.deployment} has a replica before or after it")
         return self.deployment, replica.cluster, replica.index
 
 

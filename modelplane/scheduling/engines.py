@@ -37,6 +37,7 @@ from functools import cached_property
 from typing import NamedTuple
 
 from modelplane.api import Claim, Engine, FabricType, Role
+from modelplane.invariants import InvariantError
 from modelplane.scheduling.ledger import Needs, PoolKey, Trial
 from modelplane.scheduling.match import Matcher, MemberMatch, Miss
 from modelplane.scheduling.packing import NOTHING, Sizes, Use
@@ -317,7 +318,9 @@ class Placements:
             found = self._engines[key] = {}
             for index, (member, pool) in enumerate(zip(engine.members, pools, strict=True)):
                 placed = self.member(engine, index, pool)
-                assert placed is not None, "an option only holds pools its members match"
+                if placed is None:
+                    raise InvariantError(f"an option holds only pools its members match, but member {index} of "
+                                         f"engine {engine.name} does not match pool {pool.key}")
                 found[member.role] = placed.placement
         return found
 

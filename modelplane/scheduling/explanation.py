@@ -30,6 +30,7 @@ from decimal import Decimal
 from typing import NamedTuple
 
 from modelplane.api import Engine, ModelDeployment
+from modelplane.invariants import present
 from modelplane.scheduling.engines import (
     Option,
     Options,
@@ -176,8 +177,8 @@ class Briefing:
             left = len(pools) - on_skipped[class_name]
             if left:
                 where, first = next((where, pool) for where, position, pool in pools if position not in skipped)
-                miss = pool_miss(engine, first, run.matcher)
-                assert miss is not None, "the engine claims on no pool of these clusters"
+                miss = present(pool_miss(engine, first, run.matcher),
+                               f"engine {engine.name} misses pool {first.key}, on which it was not placed")
                 counts[("pool(s)", miss.phrase)] += left
                 rank = (-stage(miss.code), where)
                 if nearest_miss is None or rank < nearest_miss[0]:

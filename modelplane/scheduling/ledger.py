@@ -15,6 +15,7 @@ what each deployment holds on each pool, for `explain`. Every check touches only
 
 from __future__ import annotations
 
+from modelplane.invariants import InvariantError
 from modelplane.scheduling.packing import NOTHING, Sizes, Use, need, shared_need, surge_need
 from modelplane.scheduling.snapshot import Snapshot
 
@@ -92,7 +93,9 @@ class Ledger:
         return all(_fits(self.loads.get(pool, _EMPTY), use) for pool, use in charges.items())
 
     def charge(self, deployment: str, charges: dict[PoolKey, Use]) -> None:
-        assert self.fits(charges), f"overcommit: {charges}"
+        if not self.fits(charges):
+            raise InvariantError(f"charging {deployment} {charges} would overcommit a pool: the planner charges only "
+                                 "what fits")
         for pool, use in charges.items():
             if use.whole or use.shared:
                 self.loads[pool].add(use)

@@ -34,6 +34,11 @@ from modelplane.api.base import Role
 from modelplane.scheduling.packing import need, surge_need
 
 PLACEMENT_VERSION = 1
+"""The document's format."""
+PLANNER_VERSION = 1
+"""The placement rules' version, which the Pulumi Placement resource records in the document
+(`planner`): a document written by another version is planned again, stickily. Raise it with every
+change to what `place` keeps, charges or records."""
 
 
 class _Doc(BaseModel):
@@ -132,6 +137,8 @@ class DeploymentStatus(_Doc):
 
 class Placement(_Doc):
     version: int = PLACEMENT_VERSION
+    planner: int | None = Field(default=None, exclude_if=lambda planner: planner is None)
+    """The `PLANNER_VERSION` that wrote the document (the Pulumi Placement resource's; `plan` writes none)."""
     replicas: tuple[Replica, ...] = ()
     deployments: dict[str, DeploymentStatus] = Field(default_factory=dict)
 

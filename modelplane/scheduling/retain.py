@@ -37,7 +37,7 @@ class Candidate(NamedTuple):
 
 def retain(run: Run, previous: Placement | None) -> list[Replica]:
     """Charge the replicas that stay, in the order that keeps the oldest; return them."""
-    candidates = [c for c in (_candidate(run, replica) for replica in (previous.replicas if previous else ()))
+    candidates = [c for c in (as_candidate(run, replica) for replica in (previous.replicas if previous else ()))
                   if c is not None]
     candidates = scale_down(candidates)
     kept: list[Replica] = []
@@ -65,7 +65,8 @@ def scale_down(candidates: list[Candidate]) -> list[Candidate]:
     return kept
 
 
-def _candidate(run: Run, replica: Replica) -> Candidate | None:
+def as_candidate(run: Run, replica: Replica) -> Candidate | None:
+    """`replica` priced at the current spec, if it may stay (the Retain rule without the ledger); else None."""
     deployment = run.workloads.deployment(replica.deployment)
     cluster = run.snapshot.cluster(replica.cluster)
     if deployment is None or cluster is None or run.ineligible(deployment, cluster, new=False):

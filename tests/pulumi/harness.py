@@ -150,17 +150,19 @@ def computed(typ: str, name: str) -> dict[str, Any]:
     if typ == "gcp:compute/network:Network":
         return {"name": f"{name}-a1b2c3"}
     if typ == "kubernetes:gateway.networking.k8s.io/v1:Gateway":
-        return {"status": {"addresses": [{"type": "IPAddress", "value": GATEWAY_ADDRESSES.get(name, "203.0.113.9")}]}}
+        address = GATEWAY_ADDRESSES.get(name.split(":", 1)[-1], "203.0.113.9")  # whatever the component's name
+        return {"status": {"addresses": [{"type": "IPAddress", "value": address}]}}
     return {}
 
 
 GATEWAY_ADDRESSES = {
-    "gke-us-central-gateway-modelplane-system-inference": "34.120.0.1",
-    "eks-us-west-gateway-modelplane-system-inference": "a1.elb.us-west-2.amazonaws.com",
-    "onprem-us-east-gateway-modelplane-system-inference": "10.40.0.5",
-    "gke-us-central-gateway-modelplane-system-fleet": "34.120.0.99",
-    "_control-gateway-modelplane-system-fleet": "198.51.100.80",
+    "gke-us-central:serving:Gateway:modelplane-system/inference": "34.120.0.1",
+    "eks-us-west:serving:Gateway:modelplane-system/inference": "a1.elb.us-west-2.amazonaws.com",
+    "onprem-us-east:serving:Gateway:modelplane-system/inference": "10.40.0.5",
+    "gke-us-central:Gateway:modelplane-system/fleet": "34.120.0.99",
+    "_control:Gateway:modelplane-system/fleet": "198.51.100.80",
 }
+"""A Gateway's address by its logical name without the component's (`pulumi.names`)."""
 
 
 def dev_config(**overrides: Any) -> tuple[dict[str, str], list[str]]:

@@ -119,33 +119,33 @@ def inputs(engine: Engine, name: str) -> dict[str, Any]:
 
 # (resource, inputs it must carry: the manifests' machine, GPUs, bounds, zones, labels and taints)
 REGISTERED = [
-    ("aks-westeurope-aks-cluster", {
+    ("ml:aks-westeurope-aks-cluster", {
         "resourceName": "aks-westeurope", "location": "westeurope", "kubernetesVersion": "1.34",
         "identity": {"type": "SystemAssigned"}, "storageProfile": {"fileCSIDriver": {"enabled": True}}}),
-    ("aks-westeurope-aks-gpuh100", {
+    ("ml:aks-westeurope-aks:gpuh100", {
         "agentPoolName": "gpuh100", "mode": "User", "vmSize": "Standard_ND96isr_H100_v5", "osDiskSizeGB": 256,
         "count": 1, "enableAutoScaling": True, "minCount": 1, "maxCount": 2, "availabilityZones": ["1", "2"],
         "nodeLabels": labels("gpuh100", "nvidia-h100"), "nodeTaints": ["nvidia.com/gpu=true:NoSchedule"],
         "gpuProfile": {"driver": "Install"}, "resourceName": "aks-westeurope"}),
-    ("nebius-eu-north-nebius-cluster", {
+    ("ml:nebius-eu-north-nebius-cluster", {
         "name": "nebius-eu-north", "controlPlane": {"version": "1.34", "endpoints": {"publicEndpoint": {}},
-                                                    "etcdClusterSize": 3, "subnetId": "nebius-eu-north-nebius-subnet-id"}}),
-    ("nebius-eu-north-nebius-gpu-h100", {
-        "name": "gpu-h100", "parentId": "nebius-eu-north-nebius-cluster-id",
+                                                    "etcdClusterSize": 3, "subnetId": "ml:nebius-eu-north-nebius-subnet-id"}}),
+    ("ml:nebius-eu-north-nebius:gpu-h100", {
+        "name": "gpu-h100", "parentId": "ml:nebius-eu-north-nebius-cluster-id",
         "autoscaling": {"minNodeCount": 0, "maxNodeCount": 2}}),
-    ("nebius-eu-north-nebius-gpu-cluster-fabric-2", {"infinibandFabric": "fabric-2"}),
-    ("vultr-ewr-vultr-cluster", {"label": "vultr-ewr", "region": "ewr", "version": "v1.36.1+3", "haControlplanes": True}),
-    ("vultr-ewr-vultr-gpu-l40s", {
-        "clusterId": "vultr-ewr-vultr-cluster-id", "label": "gpu-l40s", "plan": "vcg-l40s-16c-180g-48vram",
+    ("ml:nebius-eu-north-nebius-gpu-cluster-fabric-2", {"infinibandFabric": "fabric-2"}),
+    ("ml:vultr-ewr-vultr-cluster", {"label": "vultr-ewr", "region": "ewr", "version": "v1.36.1+3", "haControlplanes": True}),
+    ("ml:vultr-ewr-vultr:gpu-l40s", {
+        "clusterId": "ml:vultr-ewr-vultr-cluster-id", "label": "gpu-l40s", "plan": "vcg-l40s-16c-180g-48vram",
         "nodeQuantity": 1, "autoScaler": True, "minNodes": 1, "maxNodes": 3, "labels": labels("gpu-l40s", "nvidia-l40s"),
         "taints": [{**TAINT, "effect": "NoSchedule"}]}),
-    ("eks-us-east-eks-gpu-h200", {
+    ("ml:eks-us-east-eks:gpu-h200", {
         "capacityType": "CAPACITY_BLOCK", "amiType": "AL2023_x86_64_NVIDIA", "nodeGroupName": "gpu-h200",
-        "launchTemplate": {"id": "eks-us-east-eks-gpu-h200-capacity-block-id", "version": "1"},
+        "launchTemplate": {"id": "ml:eks-us-east-eks-gpu-h200-capacity-block-id", "version": "1"},
         "scalingConfig": {"desiredSize": 2, "minSize": 2, "maxSize": 2},
-        "subnetIds": ["eks-us-east-eks-private-us-east-2b-id"], "labels": labels("gpu-h200", "nvidia-h200"),
+        "subnetIds": ["ml:eks-us-east-eks-private-us-east-2b-id"], "labels": labels("gpu-h200", "nvidia-h200"),
         "taints": [{**TAINT, "effect": "NO_SCHEDULE"}]}),
-    ("eks-us-east-eks-gpu-h200-capacity-block", {
+    ("ml:eks-us-east-eks-gpu-h200-capacity-block", {
         "instanceType": "p5en.48xlarge", "instanceMarketOptions": {"marketType": "capacity-block"},
         "capacityReservationSpecification": {"capacityReservationTarget": {"capacityReservationId": "cr-0123456789abcdef0"}},
         "blockDeviceMappings": [{"deviceName": "/dev/xvda", "ebs": {"volumeSize": 1024, "volumeType": "gp3",
@@ -163,24 +163,24 @@ def test_each_cloud_registers_what_the_manifests_ask_for(fleet: tuple[CloudEngin
 
 def test_a_nebius_gpu_group_gets_its_preset_drivers_dra_taint_labels_and_fabric(fleet: tuple[CloudEngine, Any, Any]) -> None:
     engine, _, _ = fleet
-    template = inputs(engine, "nebius-eu-north-nebius-gpu-h100")["template"]
+    template = inputs(engine, "ml:nebius-eu-north-nebius:gpu-h100")["template"]
     assert template["resources"] == {"platform": "gpu-h100-sxm", "preset": "8gpu-128vcpu-1600gb"}
     assert template["bootDisk"] == {"type": "NETWORK_SSD", "sizeGibibytes": 256}
     assert template["gpuSettings"] == {"driversPreset": "cuda13.0", "dra": True}
-    assert template["gpuCluster"] == {"id": "nebius-eu-north-nebius-gpu-cluster-fabric-2-id"}
+    assert template["gpuCluster"] == {"id": "ml:nebius-eu-north-nebius-gpu-cluster-fabric-2-id"}
     assert template["metadata"] == {"labels": labels("gpu-h100", "nvidia-h100")}
     assert template["taints"] == [{**TAINT, "effect": "NO_SCHEDULE"}]
     assert template["filesystems"] == [{"attachMode": "READ_WRITE", "mountTag": "modelplane-cache",
-                                        "existingFilesystem": {"id": "nebius-eu-north-nebius-cache-fs-id"}}]
+                                        "existingFilesystem": {"id": "ml:nebius-eu-north-nebius-cache-fs-id"}}]
     assert "mount -t virtiofs modelplane-cache /mnt/data" in template["cloudInitUserData"]
 
 
 def test_an_eks_capacity_block_takes_its_machine_from_the_launch_template(fleet: tuple[CloudEngine, Any, Any]) -> None:
     engine, _, _ = fleet
-    group = inputs(engine, "eks-us-east-eks-gpu-h200")
+    group = inputs(engine, "ml:eks-us-east-eks:gpu-h200")
     assert "instanceTypes" not in group and "diskSize" not in group
     zones = sorted(r.inputs["availabilityZone"] for r in engine.of_type("aws:ec2/subnet:Subnet")
-                   if r.name.startswith("eks-us-east-eks-private-"))
+                   if r.name.startswith("ml:eks-us-east-eks-private-"))
     assert zones == ["us-east-2a", "us-east-2b"], "the pool's one zone, completed by the region's first other zone"
 
 
@@ -195,7 +195,7 @@ def test_kubeconfigs_stay_secret_and_reach_each_cluster_its_own_way(fleet: tuple
     assert nebius["clusters"][0]["cluster"]["server"] == "https://pub.mk8s.eu-north1.nebius.cloud"
     assert base64.b64decode(nebius["clusters"][0]["cluster"]["certificate-authority-data"]).startswith(b"-----BEGIN")
     assert nebius["users"][0]["user"]["exec"]["command"] == "nebius"
-    for cluster in ("aks-westeurope-aks", "nebius-eu-north-nebius", "vultr-ewr-vultr", "byo-us-east-existing"):
+    for cluster in ("ml:aks-westeurope-aks", "ml:nebius-eu-north-nebius", "ml:vultr-ewr-vultr", "ml:byo-us-east-existing"):
         assert is_secret(engine.named(f"{cluster}-k8s").inputs["kubeconfig"]), cluster
 
 
@@ -203,12 +203,12 @@ def test_each_cloud_gets_the_readwritemany_class_it_offers(fleet: tuple[CloudEng
     engine, resolved, _ = fleet
     assert resolved["storage"] == {"aks-westeurope": "modelplane-rwx", "byo-us-east": "nfs-rwx",
                                    "eks-us-east": "efs-sc", "nebius-eu-north": "modelplane-rwx", "vultr-ewr": None}
-    aks = inputs(engine, "aks-westeurope-aks-rwx")
+    aks = inputs(engine, "ml:aks-westeurope-aks-rwx")
     assert (aks["provisioner"], aks["parameters"]) == ("file.csi.azure.com", {"skuName": "Premium_LRS"})
     assert "mfsymlinks" in aks["mountOptions"]
-    nebius = inputs(engine, "nebius-eu-north-nebius-rwx")
+    nebius = inputs(engine, "ml:nebius-eu-north-nebius-rwx")
     assert (nebius["provisioner"], nebius["volumeBindingMode"]) == ("mounted-fs-path.csi.nebius.ai", "WaitForFirstConsumer")
-    driver = inputs(engine, "nebius-eu-north-nebius-csi-mounted-fs-path")
+    driver = inputs(engine, "ml:nebius-eu-north-nebius-csi-mounted-fs-path")
     assert driver["chart"] == "oci://cr.eu-north1.nebius.cloud/mk8s/helm/csi-mounted-fs-path"
     assert driver["values"]["tolerations"] == [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
     assert not [r for r in engine.registered if r.name.startswith("vultr-ewr") and r.name.endswith("-rwx")]
@@ -221,25 +221,25 @@ def test_only_clusters_the_stack_creates_anchor_their_workloads(fleet: tuple[Clo
     by_cluster: dict[str, set[str]] = {}
     for registration in engine.registered:
         if registration.typ.startswith("kubernetes:") and registration.custom:
-            cluster = registration.provider_name.rsplit("-", 2)[0]
+            cluster = registration.provider_name.removeprefix("ml:").rsplit("-", 2)[0]
             by_cluster.setdefault(cluster, set()).add(monitor.deleted_with[registration.name].rsplit("::", 1)[-1])
     assert by_cluster["byo-us-east"] == {""}, "an existing cluster's workloads are deleted one by one"
-    assert by_cluster["aks-westeurope"] == {"aks-westeurope-aks-cluster"}
-    assert by_cluster["vultr-ewr"] == {"vultr-ewr-vultr-cluster"}
-    assert by_cluster["nebius-eu-north"] == {"nebius-eu-north-nebius-cluster"}
+    assert by_cluster["aks-westeurope"] == {"ml:aks-westeurope-aks-cluster"}
+    assert by_cluster["vultr-ewr"] == {"ml:vultr-ewr-vultr-cluster"}
+    assert by_cluster["nebius-eu-north"] == {"ml:nebius-eu-north-nebius-cluster"}
 
 
 def test_a_named_credentials_set_gets_an_explicit_provider_and_the_rest_stay_ambient(
         fleet: tuple[CloudEngine, Any, Any]) -> None:
     engine, _, _ = fleet
-    azure = engine.named("aks-westeurope-aks-azure")
+    azure = engine.named("ml:aks-westeurope-aks-azure")
     assert azure.typ == "pulumi:providers:azure-native"
     assert is_secret(azure.inputs["subscriptionId"]) and unwrap(azure.inputs["subscriptionId"]) == "sub-0001"
-    assert {r.provider_name for r in engine.registered if r.name.startswith("aks-westeurope-aks-") and r.custom
-            and not r.typ.startswith(("kubernetes:", "pulumi:providers"))} == {"aks-westeurope-aks-azure"}
+    assert {r.provider_name for r in engine.registered if r.name.startswith("ml:aks-westeurope-aks-") and r.custom
+            and not r.typ.startswith(("kubernetes:", "pulumi:providers"))} == {"ml:aks-westeurope-aks-azure"}
     assert not engine.of_type("pulumi:providers:nebius") and not engine.of_type("pulumi:providers:vultr")
-    assert engine.named("vultr-ewr-vultr-cluster").provider_name == "", "the stack's default provider"
-    assert engine.named("nebius-eu-north-nebius-cluster").provider_name == ""
+    assert engine.named("ml:vultr-ewr-vultr-cluster").provider_name == "", "the stack's default provider"
+    assert engine.named("ml:nebius-eu-north-nebius-cluster").provider_name == ""
 
 
 def test_an_undefined_credentials_set_is_an_error_that_names_the_config_key() -> None:
@@ -259,7 +259,7 @@ def test_a_preview_of_clusters_that_do_not_exist_yet_registers_them_all() -> Non
     assert resolved["summary"]["ml-team/llama-3-3-70b"]["scheduled"] == "3/3"
     assert "kubeconfigs" not in resolved, "no cluster exists yet, so no kubeconfig is known"
     assert {r.name for r in engine.of_type("pulumi:providers:kubernetes")} >= {
-        "aks-westeurope-aks-k8s", "nebius-eu-north-nebius-k8s", "vultr-ewr-vultr-k8s", "eks-us-east-eks-k8s"}
+        "ml:aks-westeurope-aks-k8s", "ml:nebius-eu-north-nebius-k8s", "ml:vultr-ewr-vultr-k8s", "ml:eks-us-east-eks-k8s"}
 
 
 SDKS = ("pulumi_gcp", "pulumi_aws", "pulumi_azure_native", "pulumi_nebius", "ediri_vultr")

@@ -32,7 +32,7 @@ def more_clouds(secrets: Any = None, credentials: Any = None, manifests: str = s
 
 def test_an_existing_clusters_kubeconfig_secret_is_read_from_modelplane_secrets() -> None:
     run = run_program(CloudEngine(preview=True), more_clouds())
-    kubeconfig = run.engine.named("byo-us-east-existing-k8s").inputs["kubeconfig"]
+    kubeconfig = run.engine.named("modelplane:byo-us-east-existing-k8s").inputs["kubeconfig"]
     assert is_secret(kubeconfig) and unwrap(kubeconfig) == BYO_KUBECONFIG
 
 
@@ -45,7 +45,7 @@ def test_a_missing_kubeconfig_secret_is_an_error_that_names_the_key_to_set() -> 
 
 def test_a_credentials_set_becomes_the_settings_of_an_explicit_provider() -> None:
     run = run_program(CloudEngine(preview=True), more_clouds())
-    azure = run.engine.named("aks-westeurope-aks-azure").inputs
+    azure = run.engine.named("modelplane:aks-westeurope-aks-azure").inputs
     assert {key: (is_secret(azure[key]), unwrap(azure[key])) for key in ("subscriptionId", "tenantId")} == {
         "subscriptionId": (True, "sub-0001"), "tenantId": (True, "tenant-0001")}
 

@@ -15,9 +15,10 @@ from pulumi import ResourceOptions
 
 from modelplane.api import load
 from modelplane.compose import address_placeholder
+from modelplane.invariants import InvariantError
 from modelplane.pulumi.kube import kubernetes_object, substitute
 from modelplane.pulumi.clusters.kubeconfig import eks_kubeconfig, gke_kubeconfig
-from modelplane.pulumi.names import manifest_name
+from modelplane.pulumi.names import legacy_manifest_name, manifest_name, scope
 from tests.pulumi.harness import ROOT, Engine, is_secret, unwrap
 
 
@@ -64,7 +65,7 @@ def test_a_platform_program_builds_its_own_gke_cluster_and_runs_things_on_it() -
     user = json.loads(got["kubeconfig"])["users"][0]["user"]["exec"]
     assert user["command"] == "gke-gcloud-auth-plugin"
     assert engine.named("research-team").provider_name == "research-k8s"
-    pool = engine.named("research-h100").inputs["nodeConfig"]
+    pool = engine.named("research:h100").inputs["nodeConfig"]
     assert pool["guestAccelerators"][0]["type"] == "nvidia-h100-80gb" and pool["labels"]["modelplane.ai/pool"] == "h100"
     assert not engine.of_type("kubernetes:yaml/v2:ConfigFile"), "driver_installer=None installs no driver"
 
@@ -91,7 +92,7 @@ def test_a_platform_program_adds_the_whole_fleet_next_to_its_own_resources() -> 
     assert sorted(got["urls"]) == ["ml-team/qwen", "ml-team/qwen3"]
     assert got["summary"]["ml-team/qwen3-8b"]["scheduled"] == "2/2"
     assert got["lab"] is True
-    assert engine.named("ops-notes").provider_name == "gke-us-central-gke-k8s"
+    assert engine.named("ops-notes").provider_name == "ml:gke-us-central-gke-k8s"
 
 
 def test_an_existing_cluster_without_a_kubeconfig_is_refused() -> None:
@@ -133,14 +134,29 @@ def test_kubeconfigs_use_each_clouds_exec_credential_plugin() -> None:
     assert eks["current-context"] == "eks-us-west"
 
 
-def test_names_start_with_the_cluster() -> None:
-    assert manifest_name("gke-a", {"kind": "Namespace", "metadata": {"name": "ml"}}) == "gke-a-namespace-ml"
-    assert manifest_name("gke-a", {"kind": "HTTPRoute", "metadata": {"name": "r", "namespace": "ml"}}) == (
-        "gke-a-httproute-ml-r")
+def test_names_carry_the_component_cluster_kind_namespace_and_name() -> None:
+    assert manifest_name(scope("fleet", "gke-a"), {"kind": "Namespace", "metadata": {"name": "ml"}}) == (
+        "fleet:gke-a:Namespace:ml")
+    assert manifest_name(scope("fleet", "gke-a"), {"kind": "HTTPRoute", "metadata": {"name": "r", "namespace": "ml"}}) == (
+        "fleet:gke-a:HTTPRoute:ml/r")
+
+
+def test_names_that_joined_with_dashes_collide_no_longer_do() -> None:
+    """`ml-team/x` and `ml/team-x` had one name (`c-deployment-ml-team-x`), and two Modelplane
+    components with a cluster of the same name shared theirs. The encoding keeps them apart."""
+    def deployment(namespace: str, name: str) -> dict[str, Any]:
+        return {"kind": "Deployment", "metadata": {"name": name, "namespace": namespace}}
+
+    assert legacy_manifest_name("c", deployment("ml-team", "x")) == legacy_manifest_name("c", deployment("ml", "team-x"))
+    assert manifest_name(scope("m", "c"), deployment("ml-team", "x")) == "m:c:Deployment:ml-team/x"
+    assert manifest_name(scope("m", "c"), deployment("ml", "team-x")) == "m:c:Deployment:ml/team-x"
+    assert manifest_name(scope("staging", "c"), deployment("ml", "x")) != manifest_name(scope("prod", "c"),
+                                                                                         deployment("ml", "x"))
+    assert legacy_manifest_name("gke-a", deployment("ml", "x")) == "gke-a-deployment-ml-x"
 
 
 def test_a_built_in_kind_without_a_typed_class_is_a_programming_error() -> None:
-    with pytest.raises(AssertionError, match="apps/v1 StatefulSet is missing from TYPED"):
+    with pytest.raises(InvariantError, match="apps/v1 StatefulSet is missing from TYPED"):
         kubernetes_object("x", {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "x"}},
                           ResourceOptions())
 

@@ -120,7 +120,7 @@ def test_the_kubeconfigs_stay_secret(cluster: RecordedCluster) -> None:
     run = run_program(Engine(), cluster_config())
     written_by = run.engine.of_type(STATUS)[0]
     assert is_secret(written_by.inputs["kubeconfig"]) and unwrap(written_by.inputs["kubeconfig"]) == CONTROL_KUBECONFIG
-    onprem = next(r for r in run.engine.of_type("pulumi:providers:kubernetes") if r.name.startswith("onprem-us-east"))
+    onprem = next(r for r in run.engine.of_type("pulumi:providers:kubernetes") if r.name.startswith("modelplane:onprem-us-east"))
     assert is_secret(onprem.inputs["kubeconfig"])
     assert "recorded-onprem-kubeconfig" in unwrap(onprem.inputs["kubeconfig"]), "read from the Secret secretRef names"
     logged = "\n".join(run.logs)

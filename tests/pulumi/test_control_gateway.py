@@ -23,7 +23,7 @@ from tests.pulumi.harness import ROOT, Engine, Run, dev_config, is_secret, run_p
 from tests.pulumi.recorded_api import RecordedCluster
 from tests.pulumi.test_control_cluster import CONTROL_KUBECONFIG, SECRET, cluster_config
 
-CONTROL = "_control-k8s"
+CONTROL = "modelplane:_control:k8s"
 ADDRESS = "198.51.100.80"
 RELEASE = "kubernetes:helm.sh/v3:Release"
 GATEWAY = "kubernetes:gateway.networking.k8s.io/v1:Gateway"
@@ -70,16 +70,16 @@ def test_a_clusterless_gateway_runs_on_the_control_cluster(connect: list[Recorde
     assert {r.inputs["name"] for r in on(run, CONTROL, RELEASE)} == charts, "the backend's charts, none for GPUs"
     [fleet_gateway] = [unwrap(r.inputs) for r in on(run, CONTROL, GATEWAY)]
     assert (fleet_gateway["metadata"]["name"], fleet_gateway["spec"]["gatewayClassName"]) == ("fleet", gateway_class)
-    assert "modelplane:index:InferenceGateway$" in run.urn("_control-gateway-modelplane-system-fleet")
+    assert "modelplane:index:InferenceGateway$" in run.urn("modelplane-gateway:_control:Gateway:modelplane-system/fleet")
     routes = [unwrap(r.inputs)["metadata"]["name"]
               for r in on(run, CONTROL, "kubernetes:gateway.networking.k8s.io/v1:HTTPRoute")]
     assert routes == ["qwen3"], "the ModelService route is registered on the control cluster"
-    for workload in ("gke-us-central-gke-k8s", "onprem-us-east-existing-k8s"):
+    for workload in ("modelplane:gke-us-central-gke-k8s", "modelplane:onprem-us-east-existing-k8s"):
         assert [unwrap(r.inputs)["metadata"]["name"] for r in on(run, workload, GATEWAY)] == ["inference"]
         assert not {r.inputs["name"] for r in on(run, workload, RELEASE)} & {"traefik", "metallb"}
     assert run.outputs["gatewayAddress"] == ADDRESS
     assert run.outputs["serviceUrls"] == {"ml-team/qwen3": f"http://{ADDRESS}/ml-team/qwen3/"}
-    assert CONTROL.removesuffix("-k8s") not in run.outputs["gatewayAddresses"], "no workload cluster's gateway"
+    assert "_control" not in run.outputs["gatewayAddresses"], "no workload cluster's gateway"
     assert cluster.find("InferenceGateway", "", "default")["status"] == {"address": ADDRESS}
     assert cluster.find("ModelService", "ml-team", "qwen3")["status"]["url"] == f"http://{ADDRESS}/ml-team/qwen3/"
 

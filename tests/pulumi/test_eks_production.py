@@ -34,8 +34,8 @@ def engine() -> CloudEngine:
 
 
 @pytest.mark.parametrize(("name", "want"), [
-    ("eks-us-east-eks-access-0", {"clusterName": "eks-us-east", "principalArn": CI_ROLE}),
-    ("eks-us-east-eks-access-0-policy", {
+    ("ml:eks-us-east-eks-access-0", {"clusterName": "eks-us-east", "principalArn": CI_ROLE}),
+    ("ml:eks-us-east-eks-access-0-policy", {
         "clusterName": "eks-us-east", "principalArn": CI_ROLE, "accessScope": {"type": "cluster"},
         "policyArn": "arn:aws:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy"}),
 ])
@@ -74,4 +74,4 @@ def test_a_node_group_runs_the_nodes_the_placement_holds(floor: int, ceiling: in
 
 def test_the_capacity_block_group_is_sized_from_the_placement(engine: CloudEngine) -> None:
     """examples/more-clouds: the gpu-h200 pool (nodeCount 2) holds the Kimi K2 gang's two nodes."""
-    assert unwrap(engine.named("eks-us-east-eks-gpu-h200").inputs)["scalingConfig"]["desiredSize"] == 2
+    assert unwrap(engine.named("ml:eks-us-east-eks:gpu-h200").inputs)["scalingConfig"]["desiredSize"] == 2

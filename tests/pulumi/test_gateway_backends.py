@@ -51,7 +51,7 @@ def up(tmp_path_factory: pytest.TempPathFactory) -> Run:
 
 
 def on_cluster(run: Run, typ: str, cluster: str) -> list[dict]:
-    return [unwrap(r.inputs) for r in run.engine.of_type(typ) if r.provider_name.startswith(f"{cluster}-")]
+    return [unwrap(r.inputs) for r in run.engine.of_type(typ) if r.provider_name.startswith(f"modelplane:{cluster}-")]
 
 
 def test_the_gateway_cluster_installs_traefik_metallb_and_the_gateway_api_crds(up: Run) -> None:
@@ -59,8 +59,8 @@ def test_the_gateway_cluster_installs_traefik_metallb_and_the_gateway_api_crds(u
                 for r in on_cluster(up, RELEASE, "gke-us-central")}
     assert releases["traefik"] == ("traefik", "40.2.0", "https://traefik.github.io/charts")
     assert releases["metallb"] == ("metallb", Settings().metallb_version, "https://metallb.github.io/metallb")
-    files = {r.name.removeprefix("gke-us-central-serving-") for r in up.engine.of_type("kubernetes:yaml/v2:ConfigFile")
-             if r.name.startswith("gke-us-central-")}
+    files = {r.name.removeprefix("modelplane:gke-us-central:serving-") for r in up.engine.of_type("kubernetes:yaml/v2:ConfigFile")
+             if r.name.startswith("modelplane:gke-us-central:serving-")}
     assert {f"gateway-api-{plural}" for plural in traefik.GATEWAY_API_CRDS} <= files
     pools = on_cluster(up, "kubernetes:metallb.io/v1beta1:IPAddressPool", "gke-us-central")
     assert [pool["spec"] for pool in pools] == [{"addresses": ["10.40.255.200-10.40.255.250"]}]
@@ -77,7 +77,7 @@ def test_only_the_gateway_cluster_gets_them(up: Run) -> None:
 
 
 def test_the_fleet_gateway_is_traefiks_and_its_address_is_a_stack_output(up: Run) -> None:
-    gateway = up.engine.named("gke-us-central-gateway-modelplane-system-fleet")
+    gateway = up.engine.named("modelplane-gateway:gke-us-central:Gateway:modelplane-system/fleet")
     assert "modelplane:index:InferenceGateway$" in up.urn(gateway.name)
     assert unwrap(gateway.inputs)["spec"]["gatewayClassName"] == "traefik"
     assert up.outputs["gatewayAddress"] == "34.120.0.99"
@@ -92,7 +92,7 @@ def test_each_destination_is_bound_to_its_real_address_and_keeps_its_own_path(up
         "qwen3-external-qwen3-8b-hosted": ("FQDN", ["api.inference-provider.example.com"]),
         "qwen3-gateway-eks-us-west": ("FQDN", ["a1.elb.us-west-2.amazonaws.com"]),
         "qwen3-gateway-gke-us-central": ("IPv4", ["34.120.0.1"])}
-    route = unwrap(up.engine.named("gke-us-central-httproute-ml-team-qwen3").inputs)
+    route = unwrap(up.engine.named("modelplane:gke-us-central:HTTPRoute:ml-team/qwen3").inputs)
     paths = {ref["name"]: ref["filters"][0]["urlRewrite"]["path"]["replacePrefixMatch"]
              for ref in route["spec"]["rules"][0]["backendRefs"]}
     assert paths == {"qwen3-external-qwen3-8b-hosted": "/openai/", "qwen3-gateway-eks-us-west": "/",

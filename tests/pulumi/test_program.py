@@ -78,22 +78,22 @@ def workloads(run: Run) -> set[tuple[str, str, str]]:
     for r in run.engine.registered:
         kind = r.typ.rsplit(":", 1)[-1]
         if kind in ("Deployment", "LeaderWorkerSet"):
-            cluster = r.name.split(f"-{kind.lower()}-")[0]
-            assert r.provider_name.startswith(f"{cluster}-") and r.provider_name.endswith("-k8s"), r
+            cluster = r.name.split(":")[1]
+            assert r.provider_name.startswith(f"modelplane:{cluster}-") and r.provider_name.endswith("-k8s"), r
             found.add((kind, r.inputs["metadata"]["name"], cluster))
     return found
 
 
 def test_gke_cluster_network_and_l4_pool(up: Run) -> None:
     engine = up.engine
-    cluster = engine.named("gke-us-central-gke-cluster").inputs
+    cluster = engine.named("modelplane:gke-us-central-gke-cluster").inputs
     assert (cluster["name"], cluster["location"], cluster["project"], cluster["minMasterVersion"]) == (
         "gke-us-central", "us-central1", "modelplane-dev", "1.34")
     assert cluster["removeDefaultNodePool"] is True
     assert cluster["workloadIdentityConfig"] == {"workloadPool": "modelplane-dev.svc.id.goog"}
     assert cluster["addonsConfig"]["gcpFilestoreCsiDriverConfig"] == {"enabled": True}
-    assert engine.named("gke-us-central-gke-subnet").inputs["network"] == "gke-us-central-gke-network-id"
-    pool = engine.named("gke-us-central-gke-l4").inputs
+    assert engine.named("modelplane:gke-us-central-gke-subnet").inputs["network"] == "modelplane:gke-us-central-gke-network-id"
+    pool = engine.named("modelplane:gke-us-central-gke:l4").inputs
     assert pool["name"] == "l4" and pool["nodeLocations"] == ["us-central1-a", "us-central1-b"]
     assert pool["autoscaling"] == {"totalMinNodeCount": 0, "totalMaxNodeCount": 4, "locationPolicy": "ANY"}
     node = pool["nodeConfig"]
@@ -103,37 +103,37 @@ def test_gke_cluster_network_and_l4_pool(up: Run) -> None:
     assert node["labels"] == {"modelplane.ai/pool": "l4", "modelplane.ai/gpu": "nvidia-l4",
                               "nvidia.com/gpu.present": "true", "gke-no-default-nvidia-gpu-device-plugin": "true",
                               "cloud.google.com/gke-nvidia-gpu-dra-driver": "true"}
-    assert engine.named("gke-us-central-gke-system").inputs["nodeConfig"]["machineType"] == "e2-standard-4"
-    rwx = engine.named("gke-us-central-gke-rwx").inputs
+    assert engine.named("modelplane:gke-us-central-gke-system").inputs["nodeConfig"]["machineType"] == "e2-standard-4"
+    rwx = engine.named("modelplane:gke-us-central-gke-rwx").inputs
     assert (rwx["metadata"]["name"], rwx["provisioner"], rwx["parameters"]) == (
         "modelplane-rwx", "filestore.csi.storage.gke.io",
-        {"tier": "standard", "network": "gke-us-central-gke-network-a1b2c3"})
-    assert engine.named("gke-us-central-gke-nvidia-driver").inputs["file"].endswith("cos/daemonset-preloaded.yaml")
+        {"tier": "standard", "network": "modelplane:gke-us-central-gke-network-a1b2c3"})
+    assert engine.named("modelplane:gke-us-central-gke-nvidia-driver").inputs["file"].endswith("cos/daemonset-preloaded.yaml")
 
 
 def test_eks_cluster_and_gpu_node_groups(up: Run) -> None:
     engine = up.engine
-    assert engine.named("eks-us-west-eks-aws").inputs["region"] == "us-west-2"
-    cluster = engine.named("eks-us-west-eks-cluster")
+    assert engine.named("modelplane:eks-us-west-eks-aws").inputs["region"] == "us-west-2"
+    cluster = engine.named("modelplane:eks-us-west-eks-cluster")
     assert (cluster.inputs["name"], cluster.inputs["version"], cluster.provider_name) == (
-        "eks-us-west", "1.34", "eks-us-west-eks-aws")
+        "eks-us-west", "1.34", "modelplane:eks-us-west-eks-aws")
     assert cluster.inputs["accessConfig"] == {"authenticationMode": "API",
                                               "bootstrapClusterCreatorAdminPermissions": True}
     # desiredSize: the nodes the placement holds there (README demo: a100 1/2, h100 1/2: the decode and the
     # prefill engine take 4 of 8 GPUs each, qwen3-8b shares the H100 node), floor 0, ceiling 2
     for pool, instance, zone, held in (("a100", "p4de.24xlarge", "us-west-2b", 1), ("h100", "p5.48xlarge", "us-west-2a", 1)):
-        group = engine.named(f"eks-us-west-eks-{pool}").inputs
+        group = engine.named(f"modelplane:eks-us-west-eks:{pool}").inputs
         assert (group["nodeGroupName"], group["amiType"], group["instanceTypes"], group["diskSize"]) == (
             pool, "AL2023_x86_64_NVIDIA", [instance], 500)
         assert group["labels"] == {"modelplane.ai/pool": pool, "modelplane.ai/gpu": f"nvidia-{pool}",
                                    "nvidia.com/gpu.present": "true"}
         assert group["taints"] == [{"key": "nvidia.com/gpu", "value": "true", "effect": "NO_SCHEDULE"}]
         assert group["scalingConfig"] == {"desiredSize": held, "minSize": 0, "maxSize": 2}
-        assert group["subnetIds"] == [f"eks-us-west-eks-private-{zone}-id"]
-    assert engine.named("eks-us-west-eks-efs-csi").inputs["addonName"] == "aws-efs-csi-driver"
-    rwx = engine.named("eks-us-west-eks-rwx").inputs
+        assert group["subnetIds"] == [f"modelplane:eks-us-west-eks-private-{zone}-id"]
+    assert engine.named("modelplane:eks-us-west-eks-efs-csi").inputs["addonName"] == "aws-efs-csi-driver"
+    rwx = engine.named("modelplane:eks-us-west-eks-rwx").inputs
     assert (rwx["metadata"]["name"], rwx["provisioner"], rwx["parameters"]["fileSystemId"]) == (
-        PINS.eks_rwx_storage_class, "efs.csi.aws.com", "eks-us-west-eks-efs-id")
+        PINS.eks_rwx_storage_class, "efs.csi.aws.com", "modelplane:eks-us-west-eks-efs-id")
 
 
 def test_every_cluster_gets_the_pinned_serving_stack_on_its_provider(up: Run) -> None:
@@ -144,35 +144,35 @@ def test_every_cluster_gets_the_pinned_serving_stack_on_its_provider(up: Run) ->
             "node-feature-discovery": PINS.nfd_version,
             "nvidia-dra-driver-gpu": PINS.dra_driver_version}
     for cluster in CLUSTERS:
-        mine = {r.inputs["name"]: r for r in releases if r.name.startswith(f"{cluster}-serving-")}
+        mine = {r.inputs["name"]: r for r in releases if r.name.startswith(f"modelplane:{cluster}:serving-")}
         assert {name: r.inputs["version"] for name, r in mine.items()} == pins
-        assert all(r.provider_name.startswith(f"{cluster}-") for r in mine.values())
+        assert all(r.provider_name.startswith(f"modelplane:{cluster}-") for r in mine.values())
         assert mine["lws"].inputs["chart"] == "oci://registry.k8s.io/lws/charts/lws"
         assert mine["nvidia-dra-driver-gpu"].inputs["repositoryOpts"] == {"repo": "https://helm.ngc.nvidia.com/nvidia"}
-        crds = up.engine.named(f"{cluster}-serving-gateway-api-inference-extension-crds")
+        crds = up.engine.named(f"modelplane:{cluster}:serving-gateway-api-inference-extension-crds")
         assert crds.inputs["file"].endswith(f"/{PINS.inference_extension_version}/manifests.yaml")
     dra = {r.name: r.inputs["values"]["nvidiaDriverRoot"] for r in releases
            if r.inputs["name"] == "nvidia-dra-driver-gpu"}
-    assert dra["gke-us-central-serving-nvidia-dra-driver-gpu"] == "/home/kubernetes/bin/nvidia"
-    assert dra["eks-us-west-serving-nvidia-dra-driver-gpu"] == "/"
+    assert dra["modelplane:gke-us-central:serving-nvidia-dra-driver-gpu"] == "/home/kubernetes/bin/nvidia"
+    assert dra["modelplane:eks-us-west:serving-nvidia-dra-driver-gpu"] == "/"
 
 
 @pytest.mark.parametrize("mode", ["up", "preview"])
 def test_every_placed_replica_runs_on_its_cluster(mode: str, request: pytest.FixtureRequest) -> None:
     run: Run = request.getfixturevalue(mode)
     assert workloads(run) == WORKLOADS
-    routes = {(r.inputs["metadata"]["name"], r.name.split("-httproute-")[0])
+    routes = {(r.inputs["metadata"]["name"], r.name.split(":")[1])
               for r in run.engine.of_type("kubernetes:gateway.networking.k8s.io/v1:HTTPRoute")}
     assert REPLICA_ROUTES <= routes
     for cluster in CLUSTERS:  # every workload waits for its cluster's serving stack
-        assert any(urn.endswith(f"modelplane:index:ServingStack::{cluster}-serving") for urn in run.urns)
+        assert any(urn.endswith(f"modelplane:index:ServingStack::modelplane:{cluster}:serving") for urn in run.urns)
 
 
 def test_fleet_routes_go_to_the_gateway_cluster_with_real_addresses(up: Run) -> None:
-    urn = up.urn("gke-us-central-httproute-ml-team-qwen3")
+    urn = up.urn("modelplane:gke-us-central:HTTPRoute:ml-team/qwen3")
     assert "modelplane:index:InferenceGateway$kubernetes:gateway.networking.k8s.io/v1:HTTPRoute" in urn
-    route = up.engine.named("gke-us-central-httproute-ml-team-qwen3")
-    assert route.provider_name == "gke-us-central-gke-k8s"
+    route = up.engine.named("modelplane:gke-us-central:HTTPRoute:ml-team/qwen3")
+    assert route.provider_name == "modelplane:gke-us-central-gke-k8s"
     rule = route.inputs["spec"]["rules"][0]
     assert rule["matches"] == [{"path": {"type": "PathPrefix", "value": "/ml-team/qwen3/"}}]
     backends = {r.inputs["metadata"]["name"]: r.inputs["spec"]["endpoints"][0]
@@ -206,9 +206,9 @@ def test_preview_of_a_new_stack_shows_the_placement_with_unknown_clusters(previe
     assert preview.outputs["fleetCostPerHour"] == expected_fleet_cost(), "the cost is known at preview too"
     providers = {r.name: r.inputs for r in preview.engine.of_type("pulumi:providers:kubernetes")}
     assert {name: inputs["clusterIdentifier"] for name, inputs in providers.items()} == {
-        "eks-us-west-eks-k8s": "modelplane-eks-us-west", "gke-us-central-gke-k8s": "modelplane-gke-us-central",
-        "onprem-us-east-existing-k8s": "modelplane-onprem-us-east"}
-    assert type(unwrap(providers["gke-us-central-gke-k8s"]["kubeconfig"])).__name__ == "Unknown"
+        "modelplane:eks-us-west-eks-k8s": "modelplane-eks-us-west", "modelplane:gke-us-central-gke-k8s": "modelplane-gke-us-central",
+        "modelplane:onprem-us-east-existing-k8s": "modelplane-onprem-us-east"}
+    assert type(unwrap(providers["modelplane:gke-us-central-gke-k8s"]["kubeconfig"])).__name__ == "Unknown"
 
 
 def test_an_unknown_placement_fails_instead_of_previewing_deletions() -> None:
@@ -221,7 +221,7 @@ def test_an_unknown_placement_fails_instead_of_previewing_deletions() -> None:
 def test_secrets_stay_secret_and_out_of_the_placement(up: Run) -> None:
     for provider in up.engine.of_type("pulumi:providers:kubernetes"):
         assert is_secret(provider.inputs["kubeconfig"]), provider.name
-    secret = up.engine.named("onprem-us-east-secret-ml-team-hf-token").inputs
+    secret = up.engine.named("modelplane:onprem-us-east:Secret:ml-team/hf-token").inputs
     assert is_secret(secret["stringData"]) and unwrap(secret["stringData"]) == {"HF_TOKEN": HF_TOKEN}
     placement = up.engine.of_type(PLACEMENT)[0]
     carried = json.dumps([unwrap(placement.inputs), up.engine.state], default=str)
@@ -308,5 +308,5 @@ def test_runs_are_sticky_through_the_program(tmp_path: Path) -> None:
                                                      "gke-us-central#1 (qwen3-8b: l4)"]
     assert moved["ml-team/llama-70b-pd"] == {"scheduled": "0/1", "replicas": []}
     names = {r.name for r in dropped.registered}
-    assert not any(name.startswith("eks-us-west") for name in names)
-    assert "gke-us-central-deployment-ml-team-qwen3-8b-gke-us-central-1-qwen3-8b" in names
+    assert not any(name.startswith("modelplane:eks-us-west") for name in names)
+    assert "modelplane:gke-us-central:Deployment:ml-team/qwen3-8b-gke-us-central-1-qwen3-8b" in names

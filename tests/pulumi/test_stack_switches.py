@@ -19,7 +19,7 @@ CLUSTERS = ("eks-us-west", "gke-us-central", "onprem-us-east")
 def clusters_with(run: Run, typ: str) -> set[str]:
     """The clusters a serving-stack resource of this type is registered on (by its provider)."""
     return {cluster for r in run.engine.of_type(typ) if "index:ServingStack$" in run.urn(r.name)
-            for cluster in CLUSTERS if r.provider_name.startswith(f"{cluster}-")}
+            for cluster in CLUSTERS if r.provider_name.startswith(f"modelplane:{cluster}-")}
 
 
 def annotations(inputs: dict) -> dict:

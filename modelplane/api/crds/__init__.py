@@ -19,6 +19,7 @@ from modelplane.api.base import API_VERSION
 from modelplane.api.crds.kinds import CATEGORY, SERVED_KINDS, ServedKind
 from modelplane.api.crds.rules import Rule
 from modelplane.api.crds.schema import field_doc, object_schema, one_line
+from modelplane.invariants import InvariantError
 
 GROUP, VERSION = API_VERSION.split("/")
 PART_OF = {"app.kubernetes.io/part-of": "modelplane"}
@@ -78,7 +79,8 @@ def custom_resource_definition(served: ServedKind) -> dict[str, Any]:
 def _field_model(served: ServedKind, field: str) -> type[BaseModel]:
     annotation = served.model.model_fields[field].annotation
     model = next(arg for arg in typing.get_args(annotation) or (annotation,) if arg is not type(None))
-    assert isinstance(model, type) and issubclass(model, BaseModel), f"{served.kind}.{field} is not a model"
+    if not (isinstance(model, type) and issubclass(model, BaseModel)):
+        raise InvariantError(f"{served.kind}.{field} is not a model")
     return model
 
 

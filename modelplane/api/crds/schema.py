@@ -29,6 +29,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from modelplane.api.crds.rules import KEYWORDS, LIST_MAP_KEYS, RULES
+from modelplane.invariants import InvariantError
 
 Schema = dict[str, Any]
 _KEPT = ("type", "description", "default", "enum", "format", "minimum", "maximum", "minLength", "maxLength",
@@ -96,7 +97,8 @@ class _Converter:
         """One property's schema: its own keywords over the definition it refers to."""
         ref = schema.get("$ref")
         options = [option for option in schema.get("anyOf", schema.get("allOf", ())) if option != {"type": "null"}]
-        assert len(options) <= 1, f"a union the CRD schema cannot express: {schema}"
+        if len(options) > 1:
+            raise InvariantError(f"a union the CRD schema cannot express: {schema}")
         if ref is not None:
             base = self.by_name(ref.rsplit("/", 1)[-1])
         elif options:

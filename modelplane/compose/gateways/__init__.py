@@ -27,6 +27,7 @@ from modelplane.compose.gateways.contract import Destination, FleetGateway
 from modelplane.compose.gateways.tls import TLS
 from modelplane.compose.settings import Settings
 from modelplane.compose.stack import Addon
+from modelplane.invariants import InvariantError
 
 BACKENDS: dict[GatewayBackend, FleetGateway] = {GatewayBackend.ENVOY_GATEWAY: envoy, GatewayBackend.TRAEFIK: traefik}
 
@@ -56,7 +57,9 @@ def gateway_objects(gateway: InferenceGateway, namespaces: Sequence[str]) -> lis
 
 def control_stack(settings: Settings, gateway: InferenceGateway) -> tuple[Addon, ...]:
     """The control cluster's add-ons for the fleet gateway that runs there (see the module docstring)."""
-    assert gateway.host == CONTROL_CLUSTER, "only a gateway without spec.cluster runs on the control cluster"
+    if gateway.host != CONTROL_CLUSTER:
+        raise InvariantError(f"InferenceGateway {gateway.name} runs on {gateway.host}: only a gateway without "
+                             "spec.cluster runs on the control cluster")
     implementation = backend(gateway)
     return stack.control_stack(settings, gateway.spec.backend is GatewayBackend.ENVOY_GATEWAY,
                                before=implementation.crds(settings), after=implementation.addons(gateway, settings))

@@ -28,6 +28,7 @@ from modelplane.compose.stack import (
     SYSTEM_NAMESPACE,
     gateway_object,
 )
+from modelplane.invariants import present
 
 CERT_MANAGER_API = "cert-manager.io/v1"
 CLUSTER_TLS_PORT = 443
@@ -59,8 +60,9 @@ def fleet_certificates(gateway: InferenceGateway) -> list[dict]:
     tls = gateway.spec.tls
     if tls is None or tls.cert_manager is None:
         return []
-    assert gateway.spec.hostname is not None, "the loader requires hostname with tls.certManager"
-    return [certificate(tls.certificate_secret, gateway.spec.hostname, tls.cert_manager)]
+    hostname = present(gateway.spec.hostname, f"validated: InferenceGateway {gateway.name} with tls.certManager "
+                                              "has a hostname")
+    return [certificate(tls.certificate_secret, hostname, tls.cert_manager)]
 
 
 def cluster_tls(gateway: InferenceGateway | None, cluster: str) -> TLS | None:

@@ -35,6 +35,7 @@ from pulumi import ResourceOptions
 
 from modelplane.api import Fleet
 from modelplane.api import InferenceCluster as ClusterManifest
+from modelplane.invariants import present
 from modelplane.pulumi.clusters.contract import (
     GPU_TAINT_KEY,
     GPU_TAINT_VALUE,
@@ -51,6 +52,7 @@ from modelplane.pulumi.clusters.contract import (
     rwx_storage_class,
 )
 from modelplane.pulumi.clusters.kubeconfig import decoded_kubeconfig
+from modelplane.pulumi.names import aliased, legacy_pool_name, pool_name
 
 GPU_TAINT = f"{GPU_TAINT_KEY}={GPU_TAINT_VALUE}:NoSchedule"
 AZURE_FILES_MOUNT_OPTIONS = ("dir_mode=0777", "file_mode=0777", "uid=0", "gid=0", "mfsymlinks", "cache=strict",
@@ -77,8 +79,8 @@ class AksClusterArgs(TypedDict):
 
 def aks_args(cluster: ClusterManifest, fleet: Fleet) -> AksClusterArgs:
     """AksClusterArgs from a validated AKS InferenceCluster."""
-    aks = cluster.spec.cluster.aks
-    assert aks is not None, "validated: an AKS cluster has an aks block"
+    aks = present(cluster.spec.cluster.aks,
+                  f"validated: InferenceCluster {cluster.name}, an AKS cluster, has an aks block")
     pools = []
     for pool, machine in provisioned_pools(cluster, fleet, lambda provisioning: provisioning.aks):
         pools.append(machine_pool(pool, machine.vm_size, machine.disk_size_gb, machine.accelerator))
@@ -138,11 +140,12 @@ class AksCluster(ClusterComponent):
     def _gpu_pool(self, name: str, group: azure.resources.ResourceGroup, pool: MachinePoolArgs,
                   child: ResourceOptions) -> azure.containerservice.AgentPool:
         return azure.containerservice.AgentPool(
-            f"{name}-{pool['name']}", agent_pool_name=pool["name"], resource_group_name=group.name,
+            pool_name(name, pool["name"]), agent_pool_name=pool["name"], resource_group_name=group.name,
             resource_name_=self.cluster.name, mode="User", os_type="Linux", type="VirtualMachineScaleSets",
             vm_size=pool["machine_type"], os_disk_size_gb=pool["disk_size_gb"], count=pool["node_count"],
             enable_auto_scaling=True, min_count=pool["min_node_count"], max_count=max(pool["max_node_count"], 1),
             availability_zones=list(pool["zones"]) or None,
             node_labels=pool_labels(pool["name"], pool["accelerator_type"]), node_taints=[GPU_TAINT],
             gpu_profile={"driver": "Install"},
-            opts=ResourceOptions.merge(child, ResourceOptions(ignore_changes=["count"])))
+            opts=aliased(ResourceOptions.merge(child, ResourceOptions(ignore_changes=["count"])),
+                         *legacy_pool_name(name, pool["name"])))

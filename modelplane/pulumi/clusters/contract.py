@@ -39,6 +39,7 @@ from modelplane.api import Fleet, NodePool
 from modelplane.api import InferenceCluster as ClusterManifest
 from modelplane.api.clouds import Accelerator, Provisioning
 from modelplane.compose import GPU_TOLERATION, POOL_LABEL
+from modelplane.invariants import present
 from modelplane.pulumi.names import provider_identifier
 
 GPU_LABEL = "modelplane.ai/gpu"
@@ -124,10 +125,11 @@ def provisioned_pools(cluster: ClusterManifest, fleet: Fleet,
     found = []
     for pool in cluster.spec.node_pools:
         klass = fleet.inference_class(pool.class_name)
-        provisioning = klass.spec.provisioning if klass else None
-        assert provisioning is not None, "validated: a provisioned pool's class provisions it (refs.pool_classes)"
-        shape = block(provisioning)
-        assert shape is not None, f"validated: pool {pool.name}'s class has the cluster's cloud's provisioning block"
+        provisioning = present(klass.spec.provisioning if klass else None,
+                               f"validated: pool {cluster.name}/{pool.name}'s class {pool.class_name} provisions it "
+                               "(refs.pool_classes)")
+        shape = present(block(provisioning), f"validated: pool {cluster.name}/{pool.name}'s class {pool.class_name} "
+                                             "has the cluster's cloud's provisioning block")
         found.append((pool, shape))
     return found
 

@@ -49,6 +49,8 @@ from pulumi import ResourceOptions
 
 from modelplane.api import Fleet
 from modelplane.api import InferenceCluster as ClusterManifest
+from modelplane.api.fleet import DeletionPolicy
+from modelplane.invariants import present
 from modelplane.pulumi.clusters.contract import (
     GPU_TAINT_KEY,
     GPU_TAINT_VALUE,
@@ -65,6 +67,7 @@ from modelplane.pulumi.clusters.contract import (
     rwx_storage_class,
 )
 from modelplane.pulumi.clusters.kubeconfig import eks_kubeconfig
+from modelplane.pulumi.names import aliased, legacy_pool_name, pool_name
 
 GPU_AMI = "AL2023_x86_64_NVIDIA"
 GPU_TAINT: aws.eks.NodeGroupTaintArgsDict = {"key": GPU_TAINT_KEY, "value": GPU_TAINT_VALUE, "effect": "NO_SCHEDULE"}
@@ -80,6 +83,8 @@ class EksPoolArgs(MachinePoolArgs):
 
 
 class EksClusterArgs(TypedDict):
+    deletion_protection: NotRequired[bool]
+    """EKS's own deletion protection on the cluster (`spec.deletionPolicy: Orphan`). Default: False (not set)."""
     name: str
     """The EKS cluster name (the InferenceCluster's name)."""
     region: str
@@ -110,15 +115,16 @@ class EksClusterArgs(TypedDict):
 
 def eks_args(cluster: ClusterManifest, fleet: Fleet) -> EksClusterArgs:
     """EksClusterArgs from a validated EKS InferenceCluster."""
-    eks = cluster.spec.cluster.eks
-    assert eks is not None, "validated: an EKS cluster has an eks block"
+    eks = present(cluster.spec.cluster.eks,
+                  f"validated: InferenceCluster {cluster.name}, an EKS cluster, has an eks block")
     pools: list[EksPoolArgs] = []
     for pool, machine in provisioned_pools(cluster, fleet, lambda provisioning: provisioning.eks):
         block = pool.capacity_block.capacity_reservation_id if pool.capacity_block else None
         pools.append({**machine_pool(pool, machine.instance_type, machine.disk_size_gb, machine.accelerator),
                       "capacity_reservation_id": block})
     return {"name": cluster.name, "region": eks.region, "kubernetes_version": eks.kubernetes_version, "pools": pools,
-            "access_entries": [(entry.principal_arn, str(entry.policy)) for entry in eks.access_entries]}
+            "access_entries": [(entry.principal_arn, str(entry.policy)) for entry in eks.access_entries],
+            "deletion_protection": cluster.spec.deletion_policy is DeletionPolicy.ORPHAN}
 
 
 def build(name: str, manifest: ClusterManifest, inputs: ClusterInputs, opts: ResourceOptions) -> EksCluster:
@@ -151,10 +157,9 @@ class EksCluster(ClusterComponent):
     def __init__(self, name: str, args: EksClusterArgs, opts: ResourceOptions | None = None):
         super().__init__("modelplane:index:EksCluster", name, {}, opts)
         self.storage_class_name = args.get("storage_class_name", RWX_STORAGE_CLASS)
-        provider = explicit_provider(aws.Provider, f"{name}-aws", args.get("provider_settings"), self,
-                                     region=args["region"])
-        assert provider is not None, "an EKS cluster always has its own regional provider"
-        self.aws_provider = provider
+        self.aws_provider = present(explicit_provider(aws.Provider, f"{name}-aws", args.get("provider_settings"), self,
+                                                      region=args["region"]),
+                                    f"{name}: an EKS cluster always has its own regional provider")
         zones = self._zones(args)
         self._child = ResourceOptions(parent=self, provider=self.aws_provider)
         vpc_cidr = args.get("vpc_cidr", "10.20.0.0/16")
@@ -168,6 +173,8 @@ class EksCluster(ClusterComponent):
             vpc_config={"subnet_ids": [s.id for s in (*private.values(), *public.values())],
                         "endpoint_private_access": True, "endpoint_public_access": True},
             access_config={"authentication_mode": "API", "bootstrap_cluster_creator_admin_permissions": True},
+            # set only when asked: a stack that never set it sees no change
+            deletion_protection=True if args.get("deletion_protection") else None,
             opts=ResourceOptions.merge(self._child, ResourceOptions(depends_on=cluster_ready)))
         system = aws.eks.NodeGroup(
             f"{name}-system", cluster_name=self.cluster.name, node_group_name="modelplane-system",
@@ -267,7 +274,7 @@ class EksCluster(ClusterComponent):
         reservation = pool.get("capacity_reservation_id")
         template = self._capacity_block_template(name, pool, reservation) if reservation else None
         return aws.eks.NodeGroup(
-            f"{name}-{pool['name']}", cluster_name=self.cluster.name, node_group_name=pool["name"],
+            pool_name(name, pool["name"]), cluster_name=self.cluster.name, node_group_name=pool["name"],
             node_role_arn=role.arn, subnet_ids=subnets, ami_type=GPU_AMI,
             instance_types=None if template else [pool["machine_type"]],
             disk_size=None if template else pool["disk_size_gb"],
@@ -275,7 +282,8 @@ class EksCluster(ClusterComponent):
             labels=pool_labels(pool["name"], pool["accelerator_type"]), taints=[GPU_TAINT],
             scaling_config={"desired_size": held.apply(lambda nodes: desired_size(pool, nodes.get(pool["name"], 0))),
                             "min_size": pool["min_node_count"], "max_size": max(pool["max_node_count"], 1)},
-            opts=ResourceOptions.merge(self._child, ResourceOptions(depends_on=role_ready)))
+            opts=aliased(ResourceOptions.merge(self._child, ResourceOptions(depends_on=role_ready)),
+                         *legacy_pool_name(name, pool["name"])))
 
     def _capacity_block_template(self, name: str, pool: EksPoolArgs,
                                  reservation: str) -> aws.eks.NodeGroupLaunchTemplateArgsDict:

@@ -14,6 +14,7 @@ import pulumi
 from pulumi import ResourceOptions
 
 from modelplane.api import InferenceCluster as ClusterManifest
+from modelplane.invariants import present
 from modelplane.pulumi.clusters.contract import ClusterComponent, ClusterInputs, kubernetes_provider
 
 
@@ -41,8 +42,8 @@ class ExistingCluster(ClusterComponent):
 
 
 def build(name: str, manifest: ClusterManifest, inputs: ClusterInputs, opts: ResourceOptions) -> ExistingCluster:
-    existing = manifest.spec.cluster.existing
-    assert existing is not None, "validated: an Existing cluster has an existing block"
+    existing = present(manifest.spec.cluster.existing,
+                       f"validated: InferenceCluster {manifest.name}, an Existing cluster, has an existing block")
     kubeconfig = inputs["kubeconfig"]
     if kubeconfig is None:
         where = (f"secret config key {existing.kubeconfig!r}" if existing.secret_ref is None

@@ -36,6 +36,8 @@ from pulumi import ResourceOptions
 
 from modelplane.api import Fleet
 from modelplane.api import InferenceCluster as ClusterManifest
+from modelplane.api.fleet import DeletionPolicy
+from modelplane.invariants import present
 from modelplane.pulumi.clusters.contract import (
     RWX_STORAGE_CLASS,
     ClusterComponent,
@@ -50,6 +52,7 @@ from modelplane.pulumi.clusters.contract import (
     rwx_storage_class,
 )
 from modelplane.pulumi.clusters.kubeconfig import gke_kubeconfig
+from modelplane.pulumi.names import aliased, legacy_pool_name, pool_name
 
 GKE_DRA_LABELS = {
     "gke-no-default-nvidia-gpu-device-plugin": "true",
@@ -61,6 +64,8 @@ SCOPES = ["https://www.googleapis.com/auth/cloud-platform"]
 
 
 class GkeClusterArgs(TypedDict):
+    deletion_protection: NotRequired[bool]
+    """GKE's own deletion protection on the cluster (`spec.deletionPolicy: Orphan`). Default: False."""
     name: str
     """The GKE cluster name (the InferenceCluster's name)."""
     project: str
@@ -91,8 +96,8 @@ class GkeClusterArgs(TypedDict):
 
 def gke_args(cluster: ClusterManifest, fleet: Fleet, project: str | None) -> GkeClusterArgs:
     """GkeClusterArgs from a validated GKE InferenceCluster; `project` is used when the manifest names none."""
-    gke = cluster.spec.cluster.gke
-    assert gke is not None, "validated: a GKE cluster has a gke block"
+    gke = present(cluster.spec.cluster.gke,
+                  f"validated: InferenceCluster {cluster.name}, a GKE cluster, has a gke block")
     chosen = gke.project or project
     if not chosen:
         raise ValueError(f"InferenceCluster {cluster.name}: no Google Cloud project; set spec.cluster.gke.project "
@@ -101,7 +106,8 @@ def gke_args(cluster: ClusterManifest, fleet: Fleet, project: str | None) -> Gke
     for pool, machine in provisioned_pools(cluster, fleet, lambda provisioning: provisioning.gke):
         pools.append(machine_pool(pool, machine.machine_type, machine.disk_size_gb, machine.accelerator))
     return {"name": cluster.name, "project": chosen, "region": gke.region,
-            "kubernetes_version": gke.kubernetes_version, "pools": pools}
+            "kubernetes_version": gke.kubernetes_version, "pools": pools,
+            "deletion_protection": cluster.spec.deletion_policy is DeletionPolicy.ORPHAN}
 
 
 def build(name: str, manifest: ClusterManifest, inputs: ClusterInputs, opts: ResourceOptions) -> GkeCluster:
@@ -137,7 +143,7 @@ class GkeCluster(ClusterComponent):
             f"{name}-cluster", name=args["name"], project=project, location=region,
             network=network.id, subnetwork=subnet.id, remove_default_node_pool=True, initial_node_count=1,
             min_master_version=args["kubernetes_version"], release_channel={"channel": "REGULAR"},
-            deletion_protection=False,
+            deletion_protection=args.get("deletion_protection", False),
             ip_allocation_policy={"cluster_secondary_range_name": "pods", "services_secondary_range_name": "services"},
             workload_identity_config={"workload_pool": f"{project}.svc.id.goog"},
             addons_config={"gcp_filestore_csi_driver_config": {"enabled": True},
@@ -172,7 +178,7 @@ class GkeCluster(ClusterComponent):
         zones = list(pool["zones"])
         per_zone = -(-pool["node_count"] // max(len(zones), 1))
         return gcp.container.NodePool(
-            f"{name}-{pool['name']}", name=pool["name"], project=project, location=region,
+            pool_name(name, pool["name"]), name=pool["name"], project=project, location=region,
             cluster=self.cluster.name, node_locations=zones or None, initial_node_count=per_zone,
             autoscaling={"total_min_node_count": pool["min_node_count"],
                          "total_max_node_count": pool["max_node_count"], "location_policy": "ANY"},
@@ -185,4 +191,4 @@ class GkeCluster(ClusterComponent):
                 "guest_accelerators": [{
                     "type": pool["accelerator_type"], "count": pool["accelerator_count"],
                     "gpu_driver_installation_config": {"gpu_driver_version": "INSTALLATION_DISABLED"}}]},
-            opts=opts)
+            opts=aliased(opts, *legacy_pool_name(name, pool["name"])))

@@ -6,6 +6,12 @@
 is built. The cluster's credentials set (`credentials.name` of its cloud block) is resolved here:
 `provider_settings` says which settings an explicit provider gets, and a name the stack does not
 define is an error that names the config key.
+
+`spec.deletionPolicy: Orphan` marks every resource of the cluster `retain_on_delete` (a resource
+transformation on the component, so each cloud's module needs nothing for it): when the
+InferenceCluster leaves the manifests, Pulumi forgets the cloud cluster, its node pools and network
+instead of deleting them, and the workloads `deleted_with` it stay on it. GKE and EKS also get their
+own deletion protection (`deletion_protection` of their args), which refuses a delete from anywhere.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ import pulumi
 from pulumi import ResourceOptions
 
 from modelplane.api import ClusterSource, Fleet
+from modelplane.api.fleet import DeletionPolicy
 from modelplane.api import InferenceCluster as ClusterManifest
 from modelplane.pulumi.clusters.contract import RWX_STORAGE_CLASS, ClusterComponent, ProviderSettings
 from modelplane.pulumi.names import config_path
@@ -76,8 +83,10 @@ class InferenceCluster(ClusterComponent):
     """A GPU cluster of the fleet, built from its InferenceCluster manifest on its cloud or reached by kubeconfig."""
 
     def __init__(self, name: str, args: InferenceClusterArgs, opts: ResourceOptions | None = None):
-        super().__init__("modelplane:index:InferenceCluster", name, {}, opts)
         manifest = args["cluster"]
+        if manifest.spec.deletion_policy is DeletionPolicy.ORPHAN:
+            opts = ResourceOptions.merge(opts, ResourceOptions(transformations=[_retained]))
+        super().__init__("modelplane:index:InferenceCluster", name, {}, opts)
         module = importlib.import_module(f"modelplane.pulumi.clusters.{CLOUD_MODULES[manifest.spec.cluster.source]}")
         built: ClusterComponent = module.build(name, manifest, {
             "fleet": args["fleet"], "rwx_storage_class": args.get("rwx_storage_class", RWX_STORAGE_CLASS),
@@ -90,3 +99,9 @@ class InferenceCluster(ClusterComponent):
         self.storage_class_name = built.storage_class_name
         self.anchor = built.anchor
         self.register_outputs({"kubeconfig": self.kubeconfig})
+
+
+def _retained(args: pulumi.ResourceTransformationArgs) -> pulumi.ResourceTransformationResult:
+    """Every resource under an Orphan cluster is kept in the cloud when Pulumi deletes it."""
+    return pulumi.ResourceTransformationResult(args.props, ResourceOptions.merge(
+        args.opts, ResourceOptions(retain_on_delete=True)))

@@ -34,6 +34,7 @@ from pulumi import ResourceOptions
 from modelplane.api import FabricType, Fleet
 from modelplane.api import InferenceCluster as ClusterManifest
 from modelplane.compose import GPU_TOLERATION
+from modelplane.invariants import present
 from modelplane.pulumi.clusters.contract import (
     GPU_TAINT_KEY,
     GPU_TAINT_VALUE,
@@ -50,6 +51,7 @@ from modelplane.pulumi.clusters.contract import (
     rwx_storage_class,
 )
 from modelplane.pulumi.clusters.kubeconfig import nebius_kubeconfig
+from modelplane.pulumi.names import aliased, legacy_pool_name, pool_name
 
 DISK_TYPE = "NETWORK_SSD"
 MOUNT_TAG = "modelplane-cache"
@@ -101,8 +103,8 @@ class NebiusClusterArgs(TypedDict):
 
 def nebius_args(cluster: ClusterManifest, fleet: Fleet) -> NebiusClusterArgs:
     """NebiusClusterArgs from a validated Nebius InferenceCluster."""
-    block = cluster.spec.cluster.nebius
-    assert block is not None, "validated: a Nebius cluster has a nebius block"
+    block = present(cluster.spec.cluster.nebius,
+                    f"validated: InferenceCluster {cluster.name}, a Nebius cluster, has a nebius block")
     pools: list[NebiusPoolArgs] = []
     for pool, shape in provisioned_pools(cluster, fleet, lambda provisioning: provisioning.nebius):
         infiniband = pool.fabric.infiniband if pool.fabric.type is FabricType.INFINIBAND else None
@@ -194,6 +196,7 @@ class NebiusCluster(ClusterComponent):
         low, high = pool["min_node_count"], pool["max_node_count"]
         fixed = low == high
         return nebius.Mk8sV1NodeGroup(
-            f"{name}-{pool['name']}", name=pool["name"], parent_id=self.cluster.id, template=template,
+            pool_name(name, pool["name"]), name=pool["name"], parent_id=self.cluster.id, template=template,
             fixed_node_count=pool["node_count"] if fixed else None,
-            autoscaling=None if fixed else {"min_node_count": low, "max_node_count": high}, opts=self._child)
+            autoscaling=None if fixed else {"min_node_count": low, "max_node_count": high},
+            opts=aliased(self._child, *legacy_pool_name(name, pool["name"])))

@@ -29,6 +29,7 @@ from pulumi import ResourceOptions
 
 from modelplane.api import Fleet
 from modelplane.api import InferenceCluster as ClusterManifest
+from modelplane.invariants import present
 from modelplane.pulumi.clusters.contract import (
     GPU_TAINT_KEY,
     GPU_TAINT_VALUE,
@@ -43,6 +44,7 @@ from modelplane.pulumi.clusters.contract import (
     provisioned_pools,
 )
 from modelplane.pulumi.clusters.kubeconfig import decoded_kubeconfig
+from modelplane.pulumi.names import aliased, legacy_pool_name, pool_name
 
 
 class VultrPoolArgs(GpuPoolArgs):
@@ -68,8 +70,8 @@ class VultrClusterArgs(TypedDict):
 
 def vultr_args(cluster: ClusterManifest, fleet: Fleet) -> VultrClusterArgs:
     """VultrClusterArgs from a validated Vultr InferenceCluster."""
-    block = cluster.spec.cluster.vultr
-    assert block is not None, "validated: a Vultr cluster has a vultr block"
+    block = present(cluster.spec.cluster.vultr,
+                    f"validated: InferenceCluster {cluster.name}, a Vultr cluster, has a vultr block")
     pools: list[VultrPoolArgs] = []
     for pool, shape in provisioned_pools(cluster, fleet, lambda provisioning: provisioning.vultr):
         pools.append({**gpu_pool(pool, shape.accelerator), "plan": shape.plan})
@@ -112,10 +114,12 @@ class VultrCluster(ClusterComponent):
     def _gpu_pool(self, name: str, pool: VultrPoolArgs, child: ResourceOptions) -> vultr.KubernetesNodePools:
         autoscales = pool["min_node_count"] != pool["max_node_count"]
         return vultr.KubernetesNodePools(
-            f"{name}-{pool['name']}", cluster_id=self.cluster.id, label=pool["name"], plan=pool["plan"],
+            pool_name(name, pool["name"]), cluster_id=self.cluster.id, label=pool["name"], plan=pool["plan"],
             node_quantity=pool["node_count"], auto_scaler=autoscales,
             min_nodes=pool["min_node_count"] if autoscales else None,
             max_nodes=pool["max_node_count"] if autoscales else None,
             labels=pool_labels(pool["name"], pool["accelerator_type"]),
             taints=[{"key": GPU_TAINT_KEY, "value": GPU_TAINT_VALUE, "effect": "NoSchedule"}],
-            opts=ResourceOptions.merge(child, ResourceOptions(ignore_changes=["nodeQuantity"] if autoscales else [])))
+            opts=aliased(ResourceOptions.merge(
+                child, ResourceOptions(ignore_changes=["nodeQuantity"] if autoscales else [])),
+                *legacy_pool_name(name, pool["name"])))
