@@ -14,6 +14,7 @@ the work:
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -64,6 +65,18 @@ class Run:
         self._reach: dict[int, frozenset[int]] = {}
         self._eligible: dict[Hashable, frozenset[int]] = {}
         self._candidates: dict[Hashable, Candidates] = {}
+        self.commits: list[tuple[Replica, dict[PoolKey, Use]]] | None = None
+        """When a list, each replica charged and its charges, in order (capacity search, `rerun.py`)."""
+
+    def fork(self, capacities: dict[PoolKey, int]) -> Run:
+        """A run of the same fleet and workloads with the pools of `capacities` resized and nothing
+        charged yet. It shares every memo with this run: none depends on a pool's capacity (where an
+        engine can run, eligibility, shapes and placements depend on classes, labels and taints)."""
+        other = copy.copy(self)
+        other.ledger = Ledger(self.snapshot, capacities)
+        other.dead = {}
+        other.commits = None
+        return other
 
     def ineligible(self, deployment: ModelDeployment, cluster: ClusterView, *, new: bool) -> Reason | None:
         """Rule 1 and the taint rules: why this cluster may not hold a (new, or retained) replica."""
@@ -164,7 +177,10 @@ class Run:
 
     def commit(self, deployment: ModelDeployment, cluster: str, index: int, fit: Fit) -> Replica:
         self.ledger.charge(deployment.key, fit.charges)
-        return Replica.model_construct(deployment=deployment.key, cluster=cluster, index=index, engines=fit.engines)
+        replica = Replica.model_construct(deployment=deployment.key, cluster=cluster, index=index, engines=fit.engines)
+        if self.commits is not None:
+            self.commits.append((replica, fit.charges))
+        return replica
 
 
 def _labels(labels: dict[str, str] | None) -> tuple[tuple[str, str], ...] | None:
