@@ -213,7 +213,9 @@ class _Search:
             if alternatives is not None and len(found) >= alternatives and found[alternatives - 1].rank <= guess.rank:
                 break
             most = min(MAX_NODES - change.capacity, _replica_nodes(deployment) * missing)
-            fewest = self._fewest(change, start, stages, most)
+            if alternatives is not None and len(found) >= alternatives:  # more nodes than those would rank after them
+                most = min(most, found[alternatives - 1].added_nodes - before.added_nodes)
+            fewest = self._fewest(change, start, stages, most, not found)
             if fewest is not None:
                 nodes, planned = fewest
                 suggestion = _suggestion(before, targets, change, nodes)
@@ -222,9 +224,11 @@ class _Search:
                     self._best = (suggestion.rank, planned)
         return found if alternatives is None else found[:alternatives]
 
-    def _fewest(self, change: _Change, start: int, targets: frozenset[int], most: int) -> tuple[int, Record] | None:
+    def _fewest(self, change: _Change, start: int, targets: frozenset[int], most: int, first: bool
+                ) -> tuple[int, Record] | None:
         """The fewest added nodes (1..most) with which the targets are placed, tried at the guess
-        and one fewer first, and the plan with them; None if even `most` fail."""
+        and one fewer first (at `most` before them while no change has worked, the `first`), and the
+        plan with them; None if even `most` fail."""
         plans: dict[int, Record | None] = {}
 
         def works(nodes: int) -> bool:
@@ -235,6 +239,8 @@ class _Search:
         if most < 1:
             return None
         guess = min(change.guess, most)
+        if first and guess < most and not works(most):
+            return None  # no change has worked yet, and most candidates then fail: one plan settles it
         if works(guess):
             if guess == 1 or not works(guess - 1):
                 return guess, plans[guess]  # type: ignore[return-value]

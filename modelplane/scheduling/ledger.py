@@ -13,7 +13,7 @@ lets the scheduler stop trying a cluster where an engine no longer fits. The led
 what each deployment holds on each pool, for `explain`. Every check touches only the pools it names.
 
 A ledger may carry a `Watch` (capacity search, `rerun.py`): each check that refuses a use notes
-the pool that refused it and the stage of the run it was in. A check stops at the first pool that
+the pool that refused it. A check stops at the first pool that
 refuses, so the watch holds the only pools whose capacity could have changed the check's answer.
 """
 
@@ -76,24 +76,21 @@ _EMPTY = Load(0, ())
 
 
 class Watch:
-    """Where a run's checks were refused: per pool, the first stage (a number the run sets as it
-    goes) in which a check stopped at it."""
+    """The pools at which a run's checks stopped (were refused), since the run last emptied it."""
 
-    __slots__ = ("stage", "refused")
+    __slots__ = ("refused",)
 
     def __init__(self) -> None:
-        self.stage = -1
-        self.refused: dict[PoolKey, int] = {}
+        self.refused: set[PoolKey] = set()
 
     def refuse(self, pool: PoolKey) -> None:
-        self.refused.setdefault(pool, self.stage)
+        self.refused.add(pool)
 
 
 class Ledger:
     def __init__(self, snapshot: Snapshot, capacities: dict[PoolKey, int] | None = None):
         """`capacities` replaces the snapshot's capacity of the pools it names."""
-        self.loads = {pool.key: Load(pool.capacity, pool.per_node, pool.surge) for cluster in snapshot.clusters
-                      for pool in cluster.pools}
+        self.loads = {key: Load(capacity, per_node, surge) for key, capacity, per_node, surge in snapshot.pool_list}
         for key, capacity in (capacities or {}).items():
             self.loads[key].capacity = capacity
         self._holders: dict[PoolKey, dict[str, Use]] = {}
@@ -120,6 +117,11 @@ class Ledger:
 
     def charge(self, deployment: str, charges: dict[PoolKey, Use]) -> None:
         assert all(_fits(self.loads.get(pool, _EMPTY), use) for pool, use in charges.items()), f"overcommit: {charges}"
+        self.restore(deployment, charges)
+
+    def restore(self, deployment: str, charges: dict[PoolKey, Use]) -> None:
+        """Charge what a recorded plan charged at this point with no more capacity than this ledger
+        has (`rerun.py`): it fitted then, so it fits now, and is not checked again."""
         for pool, use in charges.items():
             if use.whole or use.shared:
                 self.loads[pool].add(use)

@@ -65,6 +65,7 @@ class Run:
         self._reach: dict[int, frozenset[int]] = {}
         self._eligible: dict[Hashable, frozenset[int]] = {}
         self._candidates: dict[Hashable, Candidates] = {}
+        self._claimed: dict[tuple[int, ...], frozenset[str]] = {}
         self.commits: list[tuple[Replica, dict[PoolKey, Use]]] | None = None
         """When a list, each replica charged and its charges, in order (capacity search, `rerun.py`)."""
 
@@ -116,6 +117,16 @@ class Run:
         if found is None:
             members = self.eligible(deployment).intersection(*(self._reaching(shape) for shape in shapes))
             found = self._candidates[key] = Candidates(tuple(sorted(members)), members)
+        return found
+
+    def claimed(self, deployment: ModelDeployment) -> frozenset[str]:
+        """The classes on which some member of the deployment claims a device: the only classes
+        of the pools its options hold."""
+        kind = self.kind(deployment)
+        found = self._claimed.get(kind)
+        if found is None:
+            found = self._claimed[kind] = frozenset().union(
+                *(claims for shape in kind for claims in self._shape_list[shape].claims))
         return found
 
     def kind(self, deployment: ModelDeployment) -> tuple[int, ...]:
