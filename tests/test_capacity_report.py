@@ -37,7 +37,7 @@ def test_a_table_wider_than_120_columns_becomes_two_lines_per_suggestion() -> No
 
 def test_capacity_says_how_far_it_is_on_stderr_once_it_takes_over_two_seconds(
         monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    clock = itertools.count(0, 1.5)  # every reading of the clock is 1.5 s after the last
+    clock = itertools.count(0, 3)  # every reading of the clock is 3 s after the last
     monkeypatch.setattr(cli.time, "monotonic", lambda: next(clock))
     code, _, err = run(capsys, "capacity", *SCALED)
-    assert code == 0 and err == "capacity: searched 1/1 short deployment(s) (2 s)\n"
+    assert code == 0 and err == "capacity: searched 1/1 short deployment(s) (3 s)\n"
