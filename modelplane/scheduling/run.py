@@ -58,7 +58,8 @@ class Run:
         self.placements = Placements(self.matcher)
         self.dead: dict[tuple[int, ...], set[int]] = {}
         """Per kind of replica (its engines' shapes), the clusters where it can no longer fit."""
-        self._shape_of_engine: dict[int, int] = {}
+        self._shape_of_engine: dict[int, tuple[Engine, int]] = {}
+        """By the engine's identity, holding the engine so that no other object can take it over."""
         self._shapes: dict[Shape, int] = {}
         self._shape_list: list[Shape] = []
         self._options: dict[tuple[int, int], Options] = {}
@@ -135,13 +136,14 @@ class Run:
 
     def shape(self, engine: Engine) -> int:
         """The engine's shape, as a number shared by every engine of the same shape."""
-        found = self._shape_of_engine.get(id(engine))
-        if found is None:
-            shape = shape_of(engine, self.matcher, self.snapshot.classes)
-            found = self._shapes.setdefault(shape, len(self._shapes))
-            if found == len(self._shape_list):
-                self._shape_list.append(shape)
-            self._shape_of_engine[id(engine)] = found
+        held = self._shape_of_engine.get(id(engine))
+        if held is not None:
+            return held[1]
+        shape = shape_of(engine, self.matcher, self.snapshot.classes)
+        found = self._shapes.setdefault(shape, len(self._shapes))
+        if found == len(self._shape_list):
+            self._shape_list.append(shape)
+        self._shape_of_engine[id(engine)] = (engine, found)
         return found
 
     def reach(self, engine: Engine) -> frozenset[int]:
