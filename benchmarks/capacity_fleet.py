@@ -9,7 +9,7 @@ that it places every deployment it names and that no deployment loses a replica 
 test checks on small fleets).
 
     python benchmarks/capacity_fleet.py [--clusters 100] [--deployments 1000] [--load 0.8] [--seed 7]
-                                        [--check]
+                                        [--shape standard|varied] [--check]
 
 Targets (issue 26), on 2 cores: `--clusters 12 --deployments 160 --load 1.15` in <= 5 s and
 <= 300 MB; `--clusters 100 --deployments 1000 --load 1.1` in <= 30 s and <= 1 GB.
@@ -22,7 +22,7 @@ import resource
 import sys
 import time
 
-from plan_fleet import POOLS, fleet_yaml
+from plan_fleet import POOLS, SHAPES
 
 from modelplane.api import load_sources
 from modelplane.scheduling import place
@@ -36,9 +36,11 @@ def main() -> None:
     parser.add_argument("--deployments", type=int, default=1000)
     parser.add_argument("--load", type=float, default=0.8, help="demand in nodes as a share of the fleet's capacity")
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--shape", choices=sorted(SHAPES), default="standard", help="the fleet generator (plan_fleet.py)")
     parser.add_argument("--check", action="store_true", help="plan every suggestion again and check what it claims")
     args = parser.parse_args()
-    manifests = load_sources([("fleet.yaml", fleet_yaml(args.clusters, args.deployments, args.load, args.seed))])
+    manifests = load_sources([("fleet.yaml", SHAPES[args.shape](args.clusters, args.deployments, args.load,
+                                                                        args.seed))])
     fleet, workloads = manifests.fleet, manifests.workloads
     base = place(fleet, workloads)
     short = sum(1 for status in base.deployments.values() if status.short)
