@@ -13,8 +13,8 @@ lets the scheduler stop trying a cluster where an engine no longer fits. The led
 what each deployment holds on each pool, for `explain`. Every check touches only the pools it names.
 
 A ledger may carry a `Watch` (capacity search, `rerun.py`): each check that refuses a use notes
-the pool that refused it. A check stops at the first pool that
-refuses, so the watch holds the only pools whose capacity could have changed the check's answer.
+the pool that refused it. A check stops at the first pool that refuses, so the watch holds the only
+pools whose capacity could have changed the check's answer.
 """
 
 from __future__ import annotations
