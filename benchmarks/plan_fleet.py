@@ -22,7 +22,11 @@ checkout writes its cache on the first run). An environment that sets PYTHONDONT
 benchmark prints what that compilation costs.
 
     python benchmarks/plan_fleet.py [--clusters 100] [--deployments 1000] [--load 0.8] [--seed 7]
-                                    [--repeat 3] [--cli]
+                                    [--repeat 3] [--cli] [--shape standard|varied]
+
+--shape varied builds the second fleet shape (issue 26, `varied_fleet_yaml`): more kinds of
+deployment per replica (two device kinds, many distinct selectors, cluster and cache selectors,
+taints on half the clusters, larger gangs, more prefill/decode pairs and short deployments).
 
 Targets (issue 9): 1,000 x 10,000: load + place <= 15 s, re-place <= 5 s, peak RSS <= 1.5 GB;
 100 x 1,000 with --cli: <= 2 s cold, <= 1 s with --state, check() unchanged well under 1 s.
@@ -212,6 +216,96 @@ def fleet_yaml(clusters_: int, deployments_: int, load: float, seed: int) -> str
     return yaml.dump_all(class_docs + cluster_docs + workload_docs, Dumper=dumper, sort_keys=False)
 
 
+NIC = "rdma.modelplane.ai"
+
+
+def varied_fleet_yaml(clusters_: int, deployments_: int, load: float, seed: int) -> str:
+    """The second shape (issue 26), built to stress what the first does not: every 8-GPU class also
+    publishes 8 RDMA NICs for DRA (a second device kind), half the clusters are tainted, 70% of the
+    deployments have a clusterSelector (a third on two labels), 40% a ModelCache staged only in
+    one region (the one the deployment selects, if it selects one), 30% of Standalone members ask for a NIC too (two requests, two kinds), gangs have
+    2-4 workers (20%), 20% are prefill/decode pairs, memory floors are drawn in Mi (many distinct
+    selectors), and 15% ask for more memory than any GPU has (more short deployments)."""
+    rng = random.Random(seed)
+    class_docs = classes(rng)
+    for doc in class_docs:
+        devices = doc["spec"]["devices"]
+        if devices[0]["count"] == 8:
+            devices.append({"name": "nic", "driver": NIC, "deviceClassName": NIC, "count": 8,
+                            "attributes": {"linkGbps": {"int": rng.choice([200, 400])}}})
+    cluster_docs = clusters(rng, [c["metadata"]["name"] for c in class_docs], clusters_)
+    for doc in cluster_docs:
+        doc["metadata"]["labels"]["zone"] = rng.choice("abc")
+        doc["spec"]["taints"] = [{"key": "dedicated", "value": "batch", "effect": "NoSchedule"}] \
+            if rng.random() < 0.5 else []
+    out: list[dict[str, Any]] = []
+    costs: list[int] = []
+
+    def gpu_request(count: int | None = None) -> dict[str, Any]:
+        gpu, impossible = rng.choice(GPUS), rng.random() < 0.15
+        selectors = requirement(rng, gpu, impossible)
+        floor = 409600 if impossible else rng.randint(8192, int(gpu[4].removesuffix("Mi")))
+        selectors.append(f'device.capacity["{gpu[1]}"].memory.compareTo(quantity("{floor}Mi")) >= 0')
+        return {"name": "gpu", "count": count or rng.choice(COUNTS), "selectors": [{"cel": c} for c in selectors]}
+
+    def nic_request() -> dict[str, Any]:
+        return {"name": "nic", "count": 1,
+                "selectors": [{"cel": f'device.driver == "{NIC}" && device.attributes["{NIC}"].linkGbps >= '
+                                      f'{rng.choice([100, 200, 400])}'}]}
+
+    for index in range(deployments_):
+        template = {"spec": {"containers": [{"name": "engine", "image": "vllm/vllm-openai:v0.23.0",
+                                             "args": [f"--model=org/model-{index}"]}]}}
+        kind = rng.random()
+        namespace = f"team-{index % 40}"
+        spec: dict[str, Any] = {"replicas": rng.randint(1, 6)}
+        if kind < 0.2:  # a larger gang over InfiniBand
+            node = {"devices": [gpu_request(8), FABRIC]}
+            workers = rng.randint(2, 4)
+            spec["engines"] = [{"name": "gang", "members": [
+                {"role": "Leader", "nodeSelector": node, "template": template},
+                {"role": "Worker", "worker": {"nodes": workers}, "nodeSelector": node, "template": template}]}]
+            costs.append(1 + workers)
+        elif kind < 0.4:  # prefill/decode
+            spec["serving"] = {"mode": "PrefillDecode"}
+            spec["engines"] = [
+                {"name": "prefill", "phase": "Prefill", "members": [
+                    {"nodeSelector": {"devices": [gpu_request()]}, "template": with_args(template, KV_TRANSFER)}]},
+                {"name": "decode", "phase": "Decode", "members": [
+                    {"nodeSelector": {"devices": [gpu_request()]},
+                     "template": with_args(template, KV_TRANSFER, "--port=8200")}]}]
+            costs.append(2)
+        else:
+            copies = rng.choice([1, 1, 2])
+            requests = [gpu_request(8), nic_request()] if rng.random() < 0.3 else [gpu_request()]
+            spec["engines"] = [{"name": "engine", "copies": copies,
+                                "members": [{"nodeSelector": {"devices": requests}, "template": template}]}]
+            costs.append(copies)
+        region = rng.choice(REGIONS)
+        if rng.random() < 0.4:  # staged in the region the deployment selects, if it selects one
+            spec["modelCacheRef"] = {"name": f"weights-{index}"}
+            out.append({"apiVersion": API, "kind": "ModelCache", "metadata": {"name": f"weights-{index}",
+                                                                              "namespace": namespace},
+                        "spec": {"huggingFace": {"repo": f"org/model-{index}", "sizeGiB": 200},
+                                 "clusterSelector": {"matchLabels": {"region": region}}}})
+        if rng.random() < 0.7:
+            labels = {"region": region}
+            if rng.random() < 0.33:
+                labels["tier"] = rng.choice(["prod", "dev"])
+            spec["clusterSelector"] = {"matchLabels": labels}
+        if rng.random() < 0.5:
+            spec["tolerations"] = [{"key": "dedicated", "operator": "Exists"}]
+        out.append({"apiVersion": API, "kind": "ModelDeployment",
+                    "metadata": {"name": f"model-{index:05d}", "namespace": namespace}, "spec": spec})
+    capacity = sum(p.get("maxNodeCount", p["nodeCount"]) for c in cluster_docs for p in c["spec"]["nodePools"])
+    scale_to_load(out, costs, capacity, load)
+    dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+    return yaml.dump_all(class_docs + cluster_docs + out, Dumper=dumper, sort_keys=False)
+
+
+SHAPES = {"standard": fleet_yaml, "varied": varied_fleet_yaml}
+
+
 def timed(repeat: int, run: Callable[[bool], T]) -> tuple[T, str]:
     """Run `run` `repeat` times; the first result, and the wall-clock best and median with the CPU
     time of the best run (a busy machine shows as a gap between wall and CPU). Each run starts after a
@@ -301,8 +395,10 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--repeat", type=int, default=3, help="runs per measurement (best and median are shown)")
     parser.add_argument("--cli", action="store_true", help="also time whole `modelplane plan` processes")
+    parser.add_argument("--shape", choices=sorted(SHAPES), default="standard",
+                        help="the fleet generator: the first shape, or the second (varied_fleet_yaml)")
     args = parser.parse_args()
-    text = fleet_yaml(args.clusters, args.deployments, args.load, args.seed)
+    text = SHAPES[args.shape](args.clusters, args.deployments, args.load, args.seed)
 
     manifests, load_times = timed(1, lambda _: load_sources([("fleet.yaml", text)]))
     evaluator = SelectorEvaluator()
@@ -316,7 +412,7 @@ def main() -> None:
     desired = sum(d.spec.replicas for d in manifests.workloads.deployments)
     short = sum(1 for s in cold.deployments.values() if s.short)
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"fleet:        {len(manifests.fleet.clusters)} clusters x {POOLS} pools, {len(manifests.fleet.classes)} "
+    print(f"fleet:        {args.shape} shape, {len(manifests.fleet.clusters)} clusters x {POOLS} pools, {len(manifests.fleet.classes)} "
           f"classes, {len(manifests.workloads.deployments)} deployments, {len(distinct)} distinct selectors, "
           f"load {args.load:.0%}, seed {args.seed}")
     print(f"replicas:     {len(cold.replicas)} placed of {desired} desired ({short} deployments short)")

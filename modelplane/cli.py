@@ -18,7 +18,8 @@ import argparse
 import gc
 import os
 import sys
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
@@ -245,12 +246,29 @@ def _count(text: str) -> int:
     return int(text)
 
 
+def _progress(doing: str, what: str) -> Callable[[int, int], None]:
+    """A progress callback that says on stderr how far a long command is: nothing for its first two
+    seconds, then at most once a second, and when it is done."""
+    started = last = time.monotonic()
+
+    def report(done: int, total: int) -> None:
+        nonlocal last
+        now = time.monotonic()
+        if now - started >= 2 and (now - last >= 1 or done == total):
+            last = now
+            sys.stderr.write(f"{doing} {done}/{total} {what} ({now - started:.0f} s)\n")
+            sys.stderr.flush()
+
+    return report
+
+
 def _capacity(args: argparse.Namespace) -> int:
     from modelplane.report import capacity as capacity_report
     from modelplane.scheduling.capacity import suggest
 
     manifests = _load(args.paths)
-    found = suggest(manifests.fleet, manifests.workloads, _state(args.state), alternatives=args.alternatives or None)
+    found = suggest(manifests.fleet, manifests.workloads, _state(args.state), alternatives=args.alternatives or None,
+                    progress=_progress("capacity: searched", "short deployment(s)"))
     if args.format == "json":
         _write(indented(found.to_json()))
     else:

@@ -57,7 +57,7 @@ SecretKey = tuple[str, str, str]
 
 class ModelplaneArgs(TypedDict):
     manifests: Manifests
-    """The validated fleet and workloads (`modelplane.api.load`)."""
+    """The validated fleet and workloads (`modelplane.api.loader`)."""
     strict: NotRequired[bool]
     """True: an unschedulable deployment is an error. Default: False (a warning; the rest converges)."""
     settings: NotRequired[Settings]

@@ -222,7 +222,7 @@ def _unknown(value: Any) -> bool:
 
 class FleetPlacementArgs(TypedDict):
     manifests: Manifests
-    """The validated manifests (`modelplane.api.load`); only their plain data enters the state."""
+    """The validated manifests (`modelplane.api.loader`); only their plain data enters the state."""
     strict: bool
     """True: a deployment with fewer replicas scheduled than desired fails check() (an error).
     False (the stack default): it is reported with `pulumi.log.warn` and the rest converges."""

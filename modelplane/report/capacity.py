@@ -1,16 +1,23 @@
 """`Suggestions` -> text for people: what `modelplane capacity` prints.
 
 Rendering only (the suggestions come from `modelplane.scheduling.capacity`): one row per
-suggestion, the deployments it places, the nodes and cost per hour it adds, and the exact
-`--what-if` arguments that apply it; then the deployments no capacity change can place, and why.
+suggestion, each shown once: the deployment it places, the nodes and cost per hour it adds and the
+`--what-if` arguments it adds to the changes above it (a deployment's suggestions build on the first
+suggestion of each deployment before it; `--format json` lists every suggestion's edits in full);
+then the deployments no capacity change can place, and why (wrapped). Rows fit `WIDTH` columns: a table that
+would be wider is printed as two lines per suggestion, the deployment on the first.
 """
 
 from __future__ import annotations
 
 import shlex
+import textwrap
+from decimal import Decimal
 
 from modelplane.report.text import columns
-from modelplane.scheduling.capacity import Suggestions
+from modelplane.scheduling.capacity import Suggestion, Suggestions
+
+WIDTH = 120
 
 
 def table(found: Suggestions) -> str:
@@ -19,12 +26,36 @@ def table(found: Suggestions) -> str:
     sections = []
     if found.suggestions:
         rows = [("PLACES", "ADDED NODES", "ADDED COST", "WHAT-IF")]
+        chained = False
+        below = Suggestion((), (), 0, {})  # the first suggestion of the deployment before
+        first: Suggestion | None = None  # the first suggestion of this deployment
         for suggestion in found.suggestions:
-            cost = suggestion.to_json()["addedCostPerHour"]
-            rows.append((", ".join(suggestion.deployments), f"+{suggestion.added_nodes}",
-                         f"+{cost}/h" if cost else "unpriced",
-                         " ".join(f"--what-if {shlex.quote(str(edit))}" for edit in suggestion.edits) or "-"))
-        sections.append(columns(rows))
+            if first is None or suggestion.deployments[-1] != first.deployments[-1]:
+                below, first = first or below, suggestion
+            edits = suggestion.edits[len(below.edits):]
+            chained = chained or bool(below.edits)
+            rows.append((suggestion.deployments[-1], f"+{suggestion.added_nodes - below.added_nodes}",
+                         _cost(suggestion, below),
+                         " ".join(f"--what-if {shlex.quote(str(edit))}" for edit in edits)
+                         or "(placed by the changes above)"))
+        text = columns(rows)
+        if max(map(len, text.splitlines())) > WIDTH:
+            text = "\n".join(f"{places}\n  {nodes} node(s), {cost}: {what_if}" for places, nodes, cost, what_if in rows[1:])
+        if chained:
+            text += ("\n\nEach row adds to the first row of every deployment above it: apply those edits too "
+                     "(`--format json`\nlists each suggestion's edits in full).")
+        sections.append(text)
     if found.unplaceable:
-        sections.append("\n".join(["NO CAPACITY CHANGE PLACES", *(f"{u.deployment}: {u.reason}" for u in found.unplaceable)]))
+        sections.append("\n".join(["NO CAPACITY CHANGE PLACES", *(
+            textwrap.fill(f"{u.deployment}: {u.reason}", WIDTH, subsequent_indent="  ", break_long_words=False,
+                          break_on_hyphens=False) for u in found.unplaceable)]))
     return "\n\n".join(sections) + "\n"
+
+
+def _cost(suggestion: Suggestion, below: Suggestion) -> str:
+    """The cost per hour the suggestion adds to `below`'s."""
+    if suggestion.added_cost is None or below.added_cost is None:
+        return "unpriced"
+    added = {currency: amount - below.added_cost.get(currency, Decimal(0))
+             for currency, amount in sorted(suggestion.added_cost.items())}
+    return ", ".join(f"+{amount} {currency}/h" for currency, amount in added.items() if amount) or "+0/h"

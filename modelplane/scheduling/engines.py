@@ -36,7 +36,7 @@ from decimal import Decimal
 from functools import cached_property
 from typing import NamedTuple
 
-from modelplane.api import Claim, Engine, FabricType, Role
+from modelplane.api import Claim, Engine, FabricType, Member, Role
 from modelplane.invariants import InvariantError
 from modelplane.scheduling.ledger import Needs, PoolKey, Trial
 from modelplane.scheduling.match import Matcher, MemberMatch, Miss
@@ -301,35 +301,42 @@ class Placed(NamedTuple):
 
 class Placements:
     """Where each member of an engine runs, as the placement document says it, and what it costs:
-    worked out once per (member, pool), since every replica on that pool carries the same claim."""
+    worked out once per (member, pool), since every replica on that pool carries the same claim.
+
+    The memos are keyed by the engine's or member's identity (hashing a model by value would cost
+    more than the work saved) and hold the object itself, so its identity cannot be reused by
+    another object while the memo lives."""
 
     def __init__(self, matcher: Matcher):
         self.matcher = matcher
-        self._made: dict[tuple[int, str, str, bool, bool], Placed | None] = {}
-        self._engines: dict[tuple[int, tuple[PoolKey, ...]], dict[Role, MemberPlacement]] = {}
+        self._made: dict[tuple[int, str, str, bool, bool], tuple[Member, Placed | None]] = {}
+        self._engines: dict[tuple[int, tuple[PoolKey, ...]], tuple[Engine, dict[Role, MemberPlacement]]] = {}
         self._devices: dict[tuple[str, Sizes], tuple[DeviceUse, ...]] = {}
 
     def of(self, engine: Engine, pools: tuple[PoolView, ...]) -> dict[Role, MemberPlacement]:
         """Where the engine's members run on `pools` (an option's, in member order); shared by every
         replica of the engine on the same pools (never mutated)."""
         key = (id(engine), tuple(pool.key for pool in pools))
-        found = self._engines.get(key)
-        if found is None:
-            found = self._engines[key] = {}
-            for index, (member, pool) in enumerate(zip(engine.members, pools, strict=True)):
-                placed = self.member(engine, index, pool)
-                if placed is None:
-                    raise InvariantError(f"an option holds only pools its members match, but member {index} of "
-                                         f"engine {engine.name} does not match pool {pool.key}")
-                found[member.role] = placed.placement
+        held = self._engines.get(key)
+        if held is not None:
+            return held[1]
+        found: dict[Role, MemberPlacement] = {}
+        self._engines[key] = (engine, found)
+        for index, (member, pool) in enumerate(zip(engine.members, pools, strict=True)):
+            placed = self.member(engine, index, pool)
+            if placed is None:
+                raise InvariantError(f"an option holds only pools its members match, but member {index} of "
+                                     f"engine {engine.name} does not match pool {pool.key}")
+            found[member.role] = placed.placement
         return found
 
     def member(self, engine: Engine, index: int, pool: PoolView) -> Placed | None:
         """The engine's `index`th member on `pool`, or None when it does not match the pool's class."""
         member = engine.members[index]
         key = (id(member), pool.name, pool.class_name, pool.shared, pool.surge)
-        if key in self._made:
-            return self._made[key]
+        held = self._made.get(key)
+        if held is not None:
+            return held[1]
         match = self.matcher.match_class(member.node_selector, pool)
         made = None
         if isinstance(match, MemberMatch):
@@ -345,7 +352,7 @@ class Placements:
             made = Placed(use, match.claims_dra, MemberPlacement.model_construct(
                 pool=pool.name, nodes=use.whole, shared_pods=use.pods - use.whole, devices=devices,
                 requests=match.claimed, surge=pool.surge and match.claims_dra))
-        self._made[key] = made
+        self._made[key] = (member, made)
         return made
 
 

@@ -11,6 +11,10 @@ its pending charges apart), so a partial placement can never leak and no pool is
 overcommitted. A pool's need only grows during a run (adding pods never lowers it), which is what
 lets the scheduler stop trying a cluster where an engine no longer fits. The ledger also remembers
 what each deployment holds on each pool, for `explain`. Every check touches only the pools it names.
+
+A ledger may carry a `Watch` (capacity search, `rerun.py`): each check that refuses a use notes
+the pool that refused it. A check stops at the first pool that refuses, so the watch holds the only
+pools whose capacity could have changed the check's answer.
 """
 
 from __future__ import annotations
@@ -72,12 +76,27 @@ class Load:
 _EMPTY = Load(0, ())
 
 
+class Watch:
+    """The pools at which a run's checks stopped (were refused), since the run last emptied it."""
+
+    __slots__ = ("refused",)
+
+    def __init__(self) -> None:
+        self.refused: set[PoolKey] = set()
+
+    def refuse(self, pool: PoolKey) -> None:
+        self.refused.add(pool)
+
+
 class Ledger:
-    def __init__(self, snapshot: Snapshot):
-        self.loads = {pool.key: Load(pool.capacity, pool.per_node, pool.surge) for cluster in snapshot.clusters
-                      for pool in cluster.pools}
+    def __init__(self, snapshot: Snapshot, capacities: dict[PoolKey, int] | None = None):
+        """`capacities` replaces the snapshot's capacity of the pools it names."""
+        self.loads = {key: Load(capacity, per_node, surge) for key, capacity, per_node, surge in snapshot.pool_list}
+        for key, capacity in (capacities or {}).items():
+            self.loads[key].capacity = capacity
         self._holders: dict[PoolKey, dict[str, Use]] = {}
         self._sorted_holders: dict[PoolKey, dict[str, Use]] = {}
+        self.watch: Watch | None = None
 
     def capacity(self, pool: PoolKey) -> int:
         return self.loads.get(pool, _EMPTY).capacity
@@ -90,12 +109,22 @@ class Ledger:
         return self.capacity(pool) - self.used(pool)
 
     def fits(self, charges: dict[PoolKey, Use]) -> bool:
-        return all(_fits(self.loads.get(pool, _EMPTY), use) for pool, use in charges.items())
+        for pool, use in charges.items():
+            if not _fits(self.loads.get(pool, _EMPTY), use):
+                if self.watch is not None:
+                    self.watch.refuse(pool)
+                return False
+        return True
 
     def charge(self, deployment: str, charges: dict[PoolKey, Use]) -> None:
-        if not self.fits(charges):
+        if not all(_fits(self.loads.get(pool, _EMPTY), use) for pool, use in charges.items()):
             raise InvariantError(f"charging {deployment} {charges} would overcommit a pool: the planner charges only "
                                  "what fits")
+        self.restore(deployment, charges)
+
+    def restore(self, deployment: str, charges: dict[PoolKey, Use]) -> None:
+        """Charge what a recorded plan charged at this point with no more capacity than this ledger
+        has (`rerun.py`): it fitted then, so it fits now, and is not checked again."""
         for pool, use in charges.items():
             if use.whole or use.shared:
                 self.loads[pool].add(use)
@@ -137,6 +166,8 @@ class Trial:
         for pool, use in needs:
             pending = charges.get(pool)
             if not _fits(loads.get(pool, _EMPTY), use if pending is None else pending + use):
+                if self.ledger.watch is not None:
+                    self.ledger.watch.refuse(pool)
                 return False
         return True
 

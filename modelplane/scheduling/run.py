@@ -14,6 +14,7 @@ the work:
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -57,13 +58,27 @@ class Run:
         self.placements = Placements(self.matcher)
         self.dead: dict[tuple[int, ...], set[int]] = {}
         """Per kind of replica (its engines' shapes), the clusters where it can no longer fit."""
-        self._shape_of_engine: dict[int, int] = {}
+        self._shape_of_engine: dict[int, tuple[Engine, int]] = {}
+        """By the engine's identity, holding the engine so that no other object can take it over."""
         self._shapes: dict[Shape, int] = {}
         self._shape_list: list[Shape] = []
         self._options: dict[tuple[int, int], Options] = {}
         self._reach: dict[int, frozenset[int]] = {}
         self._eligible: dict[Hashable, frozenset[int]] = {}
         self._candidates: dict[Hashable, Candidates] = {}
+        self._claimed: dict[tuple[int, ...], frozenset[str]] = {}
+        self.commits: list[tuple[Replica, dict[PoolKey, Use]]] | None = None
+        """When a list, each replica charged and its charges, in order (capacity search, `rerun.py`)."""
+
+    def fork(self, capacities: dict[PoolKey, int]) -> Run:
+        """A run of the same fleet and workloads with the pools of `capacities` resized and nothing
+        charged yet. It shares every memo with this run: none depends on a pool's capacity (where an
+        engine can run, eligibility, shapes and placements depend on classes, labels and taints)."""
+        other = copy.copy(self)
+        other.ledger = Ledger(self.snapshot, capacities)
+        other.dead = {}
+        other.commits = None
+        return other
 
     def ineligible(self, deployment: ModelDeployment, cluster: ClusterView, *, new: bool) -> Reason | None:
         """The Clusters rule: why this cluster may not hold a (new, or retained) replica."""
@@ -105,19 +120,30 @@ class Run:
             found = self._candidates[key] = Candidates(tuple(sorted(members)), members)
         return found
 
+    def claimed(self, deployment: ModelDeployment) -> frozenset[str]:
+        """The classes on which some member of the deployment claims a device: the only classes
+        of the pools its options hold."""
+        kind = self.kind(deployment)
+        found = self._claimed.get(kind)
+        if found is None:
+            found = self._claimed[kind] = frozenset().union(
+                *(claims for shape in kind for claims in self._shape_list[shape].claims))
+        return found
+
     def kind(self, deployment: ModelDeployment) -> tuple[int, ...]:
         """The shapes of the deployment's engines: replicas of one kind fit exactly where each other do."""
         return tuple(self.shape(engine) for engine in deployment.spec.engines)
 
     def shape(self, engine: Engine) -> int:
         """The engine's shape, as a number shared by every engine of the same shape."""
-        found = self._shape_of_engine.get(id(engine))
-        if found is None:
-            shape = shape_of(engine, self.matcher, self.snapshot.classes)
-            found = self._shapes.setdefault(shape, len(self._shapes))
-            if found == len(self._shape_list):
-                self._shape_list.append(shape)
-            self._shape_of_engine[id(engine)] = found
+        held = self._shape_of_engine.get(id(engine))
+        if held is not None:
+            return held[1]
+        shape = shape_of(engine, self.matcher, self.snapshot.classes)
+        found = self._shapes.setdefault(shape, len(self._shapes))
+        if found == len(self._shape_list):
+            self._shape_list.append(shape)
+        self._shape_of_engine[id(engine)] = (engine, found)
         return found
 
     def reach(self, engine: Engine) -> frozenset[int]:
@@ -164,7 +190,10 @@ class Run:
 
     def commit(self, deployment: ModelDeployment, cluster: str, index: int, fit: Fit) -> Replica:
         self.ledger.charge(deployment.key, fit.charges)
-        return Replica.model_construct(deployment=deployment.key, cluster=cluster, index=index, engines=fit.engines)
+        replica = Replica.model_construct(deployment=deployment.key, cluster=cluster, index=index, engines=fit.engines)
+        if self.commits is not None:
+            self.commits.append((replica, fit.charges))
+        return replica
 
 
 def _labels(labels: dict[str, str] | None) -> tuple[tuple[str, str], ...] | None:

@@ -115,6 +115,13 @@ class Snapshot:
     def cluster(self, name: str) -> ClusterView | None:
         return self._by_name.get(name)  # type: ignore[attr-defined]
 
+    @cached_property
+    def pool_list(self) -> tuple[tuple[tuple[str, str], int, Sizes, bool], ...]:
+        """Every pool's key, capacity, devices per node and surge, what a ledger starts from (the
+        capacity search starts thousands of ledgers on one snapshot)."""
+        return tuple((pool.key, pool.capacity, pool.per_node, pool.surge) for cluster in self.clusters
+                     for pool in cluster.pools)
+
     @classmethod
     def of(cls, fleet: Fleet) -> Snapshot:
         interned: dict[Device, Device] = {}

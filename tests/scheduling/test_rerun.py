@@ -1,0 +1,73 @@
+"""Planning again from the first stage a raise can change gives the plan of the raised fleet itself."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from modelplane.api import Fleet, Workloads
+from modelplane.scheduling import place
+from modelplane.scheduling.ledger import PoolKey
+from modelplane.scheduling.placement import Replica
+from modelplane.scheduling.rerun import RaiseError, Record, record, rerun
+from modelplane.scheduling.run import Run
+from modelplane.scheduling.whatif import SetPoolNodes, apply_edits
+from tests.builders import cluster, deployment, exclusive_pool, fleet, workloads
+from tests.scheduling.test_properties import CLASSES, SETTINGS, clusters, deployments
+
+
+def _slots(replicas: list[Replica] | tuple[Replica, ...]) -> list[tuple[str, str, int, object]]:
+    return sorted(((r.deployment, r.cluster, r.index, r.engines) for r in replicas), key=lambda s: s[:3])
+
+
+def _replicas(found: Record) -> list[Replica]:
+    return [replica for commits in (found.kept, *found.filled) for replica, _ in commits]
+
+
+def _raise(found: Record, edits: list[SetPoolNodes], pool: PoolKey, nodes: int) -> tuple[Record, list[SetPoolNodes]]:
+    capacity = found.run.ledger.capacity(pool) + nodes
+    edits = [*edits, SetPoolNodes(pool[0], pool[1], capacity)]
+    start = found.start([pool])
+    if start is None:
+        return found, edits
+    again = rerun(found, {**found.capacities, pool: capacity}, start, None)
+    assert again is not None, "a rerun without `stop` runs to the end"
+    return again, edits
+
+
+@SETTINGS
+@given(clusters(), deployments(), st.booleans(), st.data())
+def test_a_rerun_is_the_plan_of_the_raised_fleet(cs, ds, sticky, data) -> None:
+    f, w = Fleet(clusters=tuple(cs), classes=CLASSES), Workloads(deployments=tuple(ds))
+    previous = place(f, w) if sticky else None
+    found, edits = record(Run(f, w), previous), []
+    pools = sorted((c.name, p.name) for c in cs for p in c.spec.node_pools)
+    for _ in range(2):  # a rerun of a rerun too: what the capacity search builds on
+        pool = data.draw(st.sampled_from(pools))
+        found, edits = _raise(found, edits, pool, data.draw(st.integers(1, 3)))
+        want = place(*apply_edits(f, w, edits), previous)
+        assert _slots(_replicas(found)) == _slots(want.replicas), edits
+        assert found.scheduled == tuple(want.deployments[d.key].scheduled for d in w.deployments)
+
+
+def test_a_raise_of_a_pool_no_check_stopped_at_changes_nothing() -> None:
+    f = fleet(cluster("a", exclusive_pool("gpu", nodes=3)), cluster("b", exclusive_pool("gpu", nodes=1)))
+    found = record(Run(f, workloads(deployment("d", replicas=2))), None)
+    assert found.refused == {}, "both replicas fit on the first tries: nothing was refused"
+    assert found.start([("a", "gpu"), ("b", "gpu")]) is None
+
+
+def test_a_pool_that_refused_starts_the_rerun_at_its_stage() -> None:
+    f = fleet(cluster("a", exclusive_pool("gpu", nodes=1)))
+    found = record(Run(f, workloads(deployment("d1"), deployment("d2"))), None)
+    assert found.start([("a", "gpu")]) == 1, "d1 (stage 0) took the node, d2 (stage 1) was refused"
+    again = rerun(found, {("a", "gpu"): 2}, 1, None)
+    assert again is not None and again.scheduled == (1, 1)
+    assert rerun(found, {("a", "gpu"): 2}, 1, lambda stage, scheduled: True) is None, "stop gives up"
+
+
+def test_a_rerun_never_lowers_a_pool() -> None:
+    found = record(Run(fleet(cluster("a", exclusive_pool("gpu", nodes=2))), workloads(deployment("d"))), None)
+    with pytest.raises(RaiseError, match="pool a/gpu: 1 nodes is fewer than the 2"):
+        rerun(found, {("a", "gpu"): 1}, 0, None)
