@@ -73,20 +73,36 @@ def gpu_count(inference_class: InferenceClass) -> int:
     return next(d.count for d in inference_class.spec.devices if d.claim is Claim.DRA)
 
 
+def ready_node(api: Api, body: dict[str, Any]) -> None:
+    """Create the Node, give it back its own taints (admission added `not-ready`), mark it Ready."""
+    name = body["metadata"]["name"]
+    api.create("/api/v1/nodes", body)
+    taints = body.get("spec", {}).get("taints") or None
+    api.call("PATCH", f"/api/v1/nodes/{name}", {"spec": {"taints": taints}}, "application/merge-patch+json")
+    now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    status = {"status": {"conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady",
+                                         "message": "no kubelet: Ready written by the test",
+                                         "lastHeartbeatTime": now, "lastTransitionTime": now}],
+                         "allocatable": ALLOCATABLE, "capacity": ALLOCATABLE}}
+    api.call("PATCH", f"/api/v1/nodes/{name}/status", status, "application/merge-patch+json")
+
+
 def add_nodes(api: Api, names: Iterable[str], pool: str, card: Card, gpus: int) -> None:
     """Ready GPU nodes of `pool`, each with its ResourceSlice, and the driver's DeviceClass."""
     api.ensure("/apis/resource.k8s.io/v1/deviceclasses", DEVICE_CLASS)
     for name in names:
-        api.create("/api/v1/nodes", node(name, pool))
-        taints = node(name, pool)["spec"]["taints"]
-        api.call("PATCH", f"/api/v1/nodes/{name}", {"spec": {"taints": taints}}, "application/merge-patch+json")
-        now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-        status = {"status": {"conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady",
-                                             "message": "no kubelet: Ready written by the test",
-                                             "lastHeartbeatTime": now, "lastTransitionTime": now}],
-                             "allocatable": ALLOCATABLE, "capacity": ALLOCATABLE}}
-        api.call("PATCH", f"/api/v1/nodes/{name}/status", status, "application/merge-patch+json")
+        ready_node(api, node(name, pool))
         api.create("/apis/resource.k8s.io/v1/resourceslices", resource_slice(name, card, gpus))
+
+
+def namespace(api: Api, name: str, seconds: float = 60.0) -> None:
+    """The namespace, once its default ServiceAccount exists (pods are refused before)."""
+    api.ensure("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+    deadline = time.monotonic() + seconds
+    while not any(sa["metadata"]["name"] == "default" for sa in api.items(f"/api/v1/namespaces/{name}/serviceaccounts")):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"namespace {name}: no default ServiceAccount after {seconds:.0f} s")
+        time.sleep(0.2)
 
 
 def scheduled(pod: dict[str, Any]) -> dict[str, Any] | None:
@@ -101,9 +117,11 @@ def settled(pod: dict[str, Any]) -> bool:
 
 def settle(api: Api, namespace: str, expected: int, selector: str = "", seconds: float = SETTLE_SECONDS
            ) -> list[dict[str, Any]]:
-    """The namespace's pods once `expected` exist and each is settled (bounded wait)."""
+    """The namespace's pods (every namespace's with ""), once `expected` exist and each is settled
+    (bounded wait)."""
     deadline = time.monotonic() + seconds
-    path = f"/api/v1/namespaces/{namespace}/pods" + (f"?labelSelector={selector}" if selector else "")
+    path = (f"/api/v1/namespaces/{namespace}/pods" if namespace else "/api/v1/pods") + (
+        f"?labelSelector={selector}" if selector else "")
     while True:
         pods = api.items(path)
         if len(pods) >= expected and all(settled(p) for p in pods):
