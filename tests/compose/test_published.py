@@ -106,3 +106,13 @@ def test_validate_against_slices_warns_and_still_passes(capsys: pytest.CaptureFi
 def test_bad_input_is_an_error_for_people(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(argv) == 1
     assert message in capsys.readouterr().err
+
+
+def test_the_device_class_is_the_one_whose_selectors_accept_the_device() -> None:
+    from modelplane.published_cli import classes_text
+
+    renamed = {**DEVICE_CLASS, "metadata": {"name": "gpu-full"}}
+    mig_only = {**DEVICE_CLASS, "metadata": {"name": "mig"}, "spec": {"selectors": [
+        {"cel": {"expression": "device.attributes['gpu.nvidia.com'].type == 'mig'"}}]}}
+    text = classes_text(read_published([node("n1", "l4"), resource_slice("n1", L4, 1), mig_only, renamed], "t"))
+    assert "deviceClassName: gpu-full\n" in text

@@ -29,13 +29,16 @@ from typing import Any
 import pytest
 
 from modelplane.cel import Device, SelectorEvaluator
+from modelplane.cli import main
 from modelplane.scheduling.packing import need
 from tests.cel.test_selectors import CASES as SELECTOR_CASES
 from tests.cel.test_selectors import FLEET, SEEDS
 from tests.cel.verdicts import CASES, Verdict
 from tests.e2e.gpu_nodes import Api, add_nodes, namespace, ready_node, scheduled, settle
 from tests.e2e.servers import Fleet
-from tests.nvidia import DRIVER, H100
+from tests.nvidia import DRIVER, H100, L4
+
+DATA = Path(__file__).parents[1] / "data" / "resourceslices"
 
 GPUS = 8
 ANY_DEVICE = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "any-device"},
@@ -54,6 +57,25 @@ def fleet(tools: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fle
 @pytest.fixture(scope="module")
 def api(fleet: Fleet) -> Api:
     return Api.of(fleet.clusters["east"])
+
+
+def test_classes_and_validate_read_the_live_cluster(api: Api, fleet: Fleet,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """`modelplane classes --kubeconfig` and `validate --kubeconfig` against this API server (first
+    in the module: the cluster holds only these nodes yet)."""
+    add_nodes(api, ["gpu-node-a", "gpu-node-b"], "h100", H100, GPUS)
+    add_nodes(api, ["gpu-node-c"], "l4", L4, 1)
+    kubeconfig = str(fleet.clusters["east"].kubeconfig_file)
+    assert main(["classes", "--kubeconfig", kubeconfig]) == 0
+    assert capsys.readouterr().out == main_output(["classes", str(DATA / "h100-l4.yaml")], capsys)
+    assert main(["validate", str(DATA / "declared.yaml"), "--kubeconfig", f"onprem={kubeconfig}"]) == 0
+    assert capsys.readouterr().err == main_output(
+        ["validate", str(DATA / "declared.yaml"), "--against-slices", str(DATA / "h100-l4.yaml")], capsys, "err")
+
+
+def main_output(argv: list[str], capsys: pytest.CaptureFixture[str], stream: str = "out") -> str:
+    assert main(argv) == 0
+    return getattr(capsys.readouterr(), stream)
 
 
 def runtime_cases() -> list[tuple[str, str, dict[str, Any]]]:
