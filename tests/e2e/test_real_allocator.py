@@ -158,7 +158,8 @@ SIZES = (1, 1, 2, 2, 3, 4, 4, 5, 6, 8)
 
 
 def random_states(seed: int = 25) -> tuple[list[tuple[int, list[int]]], list[tuple[int, list[int]]]]:
-    """(nodes, devices per pod) states: admitted by `need`, and refused though the devices add up."""
+    """(nodes, devices per pod) states: admitted by `need` (at least half the devices claimed), and
+    refused though the devices add up."""
     rng = random.Random(seed)
     admitted: list[tuple[int, list[int]]] = []
     refused: list[tuple[int, list[int]]] = []
@@ -173,6 +174,8 @@ def random_states(seed: int = 25) -> tuple[list[tuple[int, list[int]]], list[tup
             if size < GPUS:
                 shared[(size,)] = shared.get((size,), 0) + 1
         target = admitted if need((GPUS,), whole, shared) <= nodes else refused
+        if target is admitted and sum(pods) < nodes * GPUS // 2:
+            continue  # an admitted state worth trying fills at least half the pool's devices
         if len(target) < (STATES_ADMITTED if target is admitted else STATES_REFUSED):
             target.append((nodes, pods))
     return admitted, refused

@@ -96,7 +96,9 @@ def apply(api: Api, folder: Path) -> int:
     """Create what schedules of one rendered cluster folder; the number of pods to expect."""
     expected = 0
     documents = [doc for path in sorted(folder.rglob("*.yaml")) for doc in yaml.safe_load_all(path.read_text()) if doc]
-    for doc in sorted(documents, key=lambda d: d["kind"] != "Namespace"):
+    # What pods need exists before the pods: namespaces, then claim templates and volume claims.
+    order = ("Namespace", "ResourceClaimTemplate", "PersistentVolumeClaim")
+    for doc in sorted(documents, key=lambda d: order.index(d["kind"]) if d["kind"] in order else len(order)):
         kind, ns = doc["kind"], doc["metadata"].get("namespace", "")
         if kind == "Namespace":
             namespace(api, doc["metadata"]["name"])
