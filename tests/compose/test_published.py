@@ -102,7 +102,8 @@ def test_validate_against_slices_warns_and_still_passes(capsys: pytest.CaptureFi
     (["validate", str(KIMI.parent / "multi-cloud"), "--against-slices", SLICES], "name the cluster it describes as "
                                                                                  "CLUSTER="),
     (["classes", DECLARED], "not a ResourceSlice, Node or DeviceClass"),
-], ids=["an unknown cluster", "no such file", "several clusters and no name", "not slices"])
+    (["classes", "--kubeconfig", "/no/such/kubeconfig"], "cannot load a kubeconfig"),
+], ids=["an unknown cluster", "no such file", "several clusters and no name", "not slices", "no kubeconfig"])
 def test_bad_input_is_an_error_for_people(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(argv) == 1
     assert message in capsys.readouterr().err
