@@ -36,7 +36,6 @@ def from_file(path: str) -> Published:
 def from_cluster(kubeconfig: str | None, context: str | None = None) -> Published:
     """Nodes, ResourceSlices and DeviceClasses as the cluster's API server lists them."""
     from kubernetes import config
-    from kubernetes.client.exceptions import ApiException
     from urllib3.exceptions import HTTPError
 
     try:
@@ -48,13 +47,15 @@ def from_cluster(kubeconfig: str | None, context: str | None = None) -> Publishe
                                     ("/apis/resource.k8s.io/v1/resourceslices", "ResourceSlice", "resource.k8s.io/v1"),
                                     ("/apis/resource.k8s.io/v1/deviceclasses", "DeviceClass", "resource.k8s.io/v1")):
         try:
-            response = api.call_api(path, "GET", auth_settings=["BearerToken"], _preload_content=False,
-                                    _request_timeout=30)[0]
-        except ApiException as error:
-            raise PublishedInputError(f"{api.configuration.host}{path}: {error.status} {error.reason}") from None
+            method, url, headers, _, _ = api.param_serialize("GET", path, header_params={"Accept": "application/json"},
+                                                                auth_settings=["BearerToken"])
+            response = api.call_api(method, url, header_params=headers, _request_timeout=30)
+            data = response.read()
         except HTTPError as error:
             raise PublishedInputError(f"cannot reach {api.configuration.host}: {error}") from None
-        items = json.loads(response.data).get("items") or []
+        if response.status != 200:
+            raise PublishedInputError(f"{api.configuration.host}{path}: {response.status} {response.reason}")
+        items = json.loads(data).get("items") or []
         documents += [{**item, "kind": kind, "apiVersion": api_version} for item in items]
     return _read(documents, api.configuration.host)
 

@@ -40,10 +40,15 @@ class Api:
         return cls(api_client(cluster))
 
     def call(self, method: str, path: str, body: Any = None, content_type: str = "application/json") -> Any:
-        response = self.client.call_api(path, method, body=body, auth_settings=["BearerToken"],
-                                        header_params={"Content-Type": content_type, "Accept": "application/json"},
-                                        _preload_content=False, _request_timeout=30)[0]
-        return json.loads(response.data) if response.data else None
+        """One request; a non-2xx answer raises ApiException with the server's status and body."""
+        method, url, headers, body, _ = self.client.param_serialize(
+            method, path, header_params={"Content-Type": content_type, "Accept": "application/json"}, body=body,
+            auth_settings=["BearerToken"])
+        response = self.client.call_api(method, url, header_params=headers, body=body, _request_timeout=30)
+        data = response.read()
+        if not 200 <= response.status < 300:
+            raise ApiException(status=response.status, reason=response.reason, body=data.decode(errors="replace"))
+        return json.loads(data) if data else None
 
     def create(self, path: str, body: dict[str, Any]) -> Any:
         return self.call("POST", path, body)
