@@ -7,7 +7,7 @@ creates nodes the way a kubelet-less cluster can have them: the TaintNodesByCond
 plugin gives a new Node the `not-ready` taint, which the node lifecycle controller (off in a
 scheduling fleet, servers.py) would remove once the kubelet reports Ready; here the test replaces
 the taints with the GPU taint and writes the Ready condition and the allocatable itself.
-`settle` waits, bounded, until every listed pod is bound or the scheduler has said why not.
+`settle` waits, bounded, until every listed pod is bound or the scheduler has said why not, for good.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from tests.e2e.servers import Cluster
 from tests.nvidia import DEVICE_CLASS, Card, card_for, node, resource_slice
 
 SETTLE_SECONDS = 120.0
+PATIENCE_SECONDS = 20.0
 ALLOCATABLE = {"cpu": "192", "memory": "2Ti", "pods": "110", "ephemeral-storage": "2Ti"}
 
 
@@ -120,21 +121,27 @@ def settled(pod: dict[str, Any]) -> bool:
     return bool(pod["spec"].get("nodeName")) or (condition is not None and condition["status"] == "False")
 
 
-def settle(api: Api, namespace: str, expected: int, selector: str = "", seconds: float = SETTLE_SECONDS
-           ) -> list[dict[str, Any]]:
-    """The namespace's pods (every namespace's with ""), once `expected` exist and each is settled
-    (bounded wait)."""
+def settle(api: Api, namespace: str, expected: int, selector: str = "", seconds: float = SETTLE_SECONDS,
+           patience: float = PATIENCE_SECONDS) -> list[dict[str, Any]]:
+    """The namespace's pods (every namespace's with ""), once `expected` exist and each is settled,
+    and, if some are not bound, no pod has been bound for `patience` seconds (the scheduler retries
+    a pod refused for a passing reason, such as a volume claim not bound yet). Bounded wait."""
     deadline = time.monotonic() + seconds
     path = (f"/api/v1/namespaces/{namespace}/pods" if namespace else "/api/v1/pods") + (
         f"?labelSelector={selector}" if selector else "")
+    bound, since = -1, time.monotonic()
     while True:
         pods = api.items(path)
-        if len(pods) >= expected and all(settled(p) for p in pods):
+        now_bound = sum(bool(p["spec"].get("nodeName")) for p in pods)
+        if now_bound != bound:
+            bound, since = now_bound, time.monotonic()
+        if len(pods) >= expected and all(settled(p) for p in pods) and (
+                bound == len(pods) or time.monotonic() - since >= patience):
             return pods
         if time.monotonic() > deadline:
             waiting = [p["metadata"]["name"] for p in pods if not settled(p)]
-            raise AssertionError(f"{namespace}: {len(pods)}/{expected} pods after {seconds:.0f} s, not settled: "
-                                 f"{waiting[:10]}")
+            raise AssertionError(f"{namespace or 'all namespaces'}: {len(pods)}/{expected} pods after "
+                                 f"{seconds:.0f} s, not settled: {waiting[:10]}")
         time.sleep(0.5)
 
 

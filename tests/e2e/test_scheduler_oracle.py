@@ -8,7 +8,7 @@ scheduler). Each pool gets as many Ready nodes as the planner may fill (`maxNode
 `nodeCount`: what the autoscaler would reach) with the pool's label and the GPU taint, each with
 one ResourceSlice as the NVIDIA driver publishes the class's card (gpu_nodes.py, tests/nvidia.py).
 The rendered Namespaces, ResourceClaimTemplates, Deployments and PersistentVolumeClaims (each with
-a pre-bound PersistentVolume standing in for the RWX storage) are created; the controller manager
+a pre-bound PersistentVolume and its StorageClass standing in for the RWX storage) are created; the controller manager
 makes the ReplicaSets, pods and claims. LeaderWorkerSet pods are created by the test from the
 LeaderWorkerSet's templates (leader `<name>-<i>`, workers `<name>-<i>-<w>`), as its controller
 would: that controller is not built (README, docs/real-scheduler.md). Not applied: the serving
@@ -103,11 +103,16 @@ def apply(api: Api, folder: Path) -> int:
         if kind == "Namespace":
             namespace(api, doc["metadata"]["name"])
         elif kind in APPLIED:
+            if kind == "PersistentVolumeClaim":  # the class and the volume first: the binder then binds at once
+                if doc["spec"].get("storageClassName"):
+                    api.ensure("/apis/storage.k8s.io/v1/storageclasses", {
+                        "apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
+                        "metadata": {"name": doc["spec"]["storageClassName"]},
+                        "provisioner": "kubernetes.io/no-provisioner", "volumeBindingMode": "Immediate"})
+                api.create("/api/v1/persistentvolumes", standin_volume(doc))
             api.create(APPLIED[kind].format(ns=ns), doc)
             if kind == "Deployment":
                 expected += doc["spec"].get("replicas", 1)
-            if kind == "PersistentVolumeClaim":
-                api.create("/api/v1/persistentvolumes", standin_volume(doc))
         elif kind == "LeaderWorkerSet":
             for pod in lws_pods(doc):
                 api.create(f"/api/v1/namespaces/{ns}/pods", pod)
