@@ -12,8 +12,8 @@ a pre-bound PersistentVolume and its StorageClass standing in for the RWX storag
 makes the ReplicaSets, pods and claims. LeaderWorkerSet pods are created by the test from the
 LeaderWorkerSet's templates (leader `<name>-<i>`, workers `<name>-<i>-<w>`), as its controller
 would: that controller is not built (README, docs/real-scheduler.md). Not applied: the serving
-objects (Services, routes) and the ModelCache download Jobs, which have nothing to schedule on GPU
-nodes.
+objects (Services, routes, the endpoint picker's Deployment) and the ModelCache download Jobs, which
+claim no GPU (and these clusters have no CPU nodes).
 
 Asserted from the API servers: every pod is bound (PodScheduled) to a node of the pool the
 placement chose for its replica, engine and role; each of its claims is allocated, on that node,
@@ -102,6 +102,8 @@ def apply(api: Api, folder: Path) -> int:
         kind, ns = doc["kind"], doc["metadata"].get("namespace", "")
         if kind == "Namespace":
             namespace(api, doc["metadata"]["name"])
+        elif kind == "Deployment" and not doc["spec"]["template"]["spec"].get("resourceClaims"):
+            continue  # claims no GPU (the prefill/decode endpoint picker): no CPU nodes here
         elif kind in APPLIED:
             if kind == "PersistentVolumeClaim":  # the class and the volume first: the binder then binds at once
                 if doc["spec"].get("storageClassName"):
