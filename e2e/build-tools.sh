@@ -13,7 +13,7 @@
 # - Output: $MODELPLANE_E2E_CACHE (default ~/.cache/modelplane-e2e)/<key>/bin, where <key> hashes
 #   versions.env. Each component is stamped when built, so a later run reuses it
 #   and an interrupted run resumes. Nothing is written inside the repository (unless --update-sums).
-# - bin/ holds: etcd, kube-apiserver, kube-controller-manager, kubectl, pulumi,
+# - bin/ holds: etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, pulumi,
 #   pulumi-language-python (+ our exec shim beside it), pulumi-resource-pulumi-python (our
 #   dynamic-provider launcher) and pulumi-resource-kubernetes.
 set -euo pipefail
@@ -105,26 +105,46 @@ build_etcd() {
   stamp etcd "go.etcd.io/etcd/server/v3@$v" $((SECONDS - t0)) "$BIN/etcd"
 }
 
+# kube_wrapper: stage the k8s.io/kubernetes wrapper at the version the proxy serves; sets kube_v
+# (that version), kube_staging and kube_ldf (the version stamp every kube binary is linked with).
+kube_wrapper() {
+  local p minor
+  kube_v=$(pick k8s.io/kubernetes "$KUBE_VERSION" $KUBE_FALLBACKS)
+  kube_staging=v0.${kube_v#v1.}
+  probe "k8s.io/apiserver@$kube_staging" || die "k8s.io/apiserver@$kube_staging (the staging release of k8s.io/kubernetes@$kube_v) is not served"
+  stage kube
+  sed -i "s/k8s.io\/kubernetes $KUBE_VERSION/k8s.io\/kubernetes $kube_v/; s/ v0\.${KUBE_VERSION#v1.}\$/ $kube_staging/" "$SRC/kube/go.mod"
+  # The kubernetes provider reads /version: an unstamped build reports v0.0.0 and parses as 0.0.
+  minor=${kube_v#v1.}; minor=${minor%%.*}
+  kube_ldf="-s -w"
+  for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+    kube_ldf="$kube_ldf -X $p.gitMajor=1 -X $p.gitMinor=$minor -X $p.gitVersion=$kube_v -X $p.gitTreeState=clean"
+  done
+}
+
 build_kube() {
   built kube && return 0
-  local v staging t0=$SECONDS ldf p
-  v=$(pick k8s.io/kubernetes "$KUBE_VERSION" $KUBE_FALLBACKS)
-  staging=v0.${v#v1.}
-  probe "k8s.io/apiserver@$staging" || die "k8s.io/apiserver@$staging (the staging release of k8s.io/kubernetes@$v) is not served"
-  stage kube
-  sed -i "s/k8s.io\/kubernetes $KUBE_VERSION/k8s.io\/kubernetes $v/; s/ v0\.${KUBE_VERSION#v1.}\$/ $staging/" "$SRC/kube/go.mod"
-  # The kubernetes provider reads /version: an unstamped build reports v0.0.0 and parses as 0.0.
-  local minor=${v#v1.}; minor=${minor%%.*}
-  ldf="-s -w"
-  for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
-    ldf="$ldf -X $p.gitMajor=1 -X $p.gitMinor=$minor -X $p.gitVersion=$v -X $p.gitTreeState=clean"
-  done
-  log "building kube-apiserver, kube-controller-manager and kubectl $v"
-  (cd "$SRC/kube" && go build -trimpath -ldflags "$ldf" -o "$BIN/" \
+  local t0=$SECONDS
+  kube_wrapper
+  log "building kube-apiserver, kube-controller-manager and kubectl $kube_v"
+  (cd "$SRC/kube" && go build -trimpath -ldflags "$kube_ldf" -o "$BIN/" \
     k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kubectl)
   save_sums kube
-  stamp kube "k8s.io/kubernetes@$v (staging $staging)" $((SECONDS - t0)) \
+  stamp kube "k8s.io/kubernetes@$kube_v (staging $kube_staging)" $((SECONDS - t0)) \
     "$BIN/kube-apiserver" "$BIN/kube-controller-manager" "$BIN/kubectl"
+}
+
+# kube-scheduler: its own component (and stamp), so a toolset built before it was added only
+# builds this, from the same wrapper and mostly from the Go build cache.
+build_scheduler() {
+  built scheduler && return 0
+  local t0=$SECONDS
+  kube_wrapper
+  log "building kube-scheduler $kube_v"
+  (cd "$SRC/kube" && go build -trimpath -ldflags "$kube_ldf" -o "$BIN/" k8s.io/kubernetes/cmd/kube-scheduler)
+  save_sums kube
+  stamp scheduler "k8s.io/kubernetes@$kube_v (staging $kube_staging) cmd/kube-scheduler" $((SECONDS - t0)) \
+    "$BIN/kube-scheduler"
 }
 
 build_pulumi() {
@@ -184,6 +204,7 @@ install_shims() {
 t_all=$SECONDS
 build_etcd
 build_kube
+build_scheduler
 build_pulumi
 build_langhost
 build_provider

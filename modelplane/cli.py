@@ -83,7 +83,21 @@ def _parser() -> argparse.ArgumentParser:
     validate.add_argument("paths", nargs="+", metavar="PATH", help="manifest files or directories")
     validate.add_argument("--strict", action="store_true", help=STRICT_HELP)
     validate.add_argument("--control-cluster", action="store_true", help=CONTROL_CLUSTER_HELP)
+    validate.add_argument("--against-slices", action="append", default=[], metavar="[CLUSTER=]FILE", help=(
+        "also warn where the classes (and the selectors planned on them) differ from the devices in FILE "
+        "(`kubectl get nodes,resourceslices,deviceclasses -o yaml`); repeatable"))
+    validate.add_argument("--kubeconfig", action="append", default=[], metavar="[CLUSTER=]KUBECONFIG", help=(
+        "the same check against what a live cluster publishes; repeatable"))
     validate.set_defaults(command=_validate)
+
+    classes = commands.add_parser("classes", help="print the InferenceClass devices block each pool's nodes "
+                                                  "really publish, from ResourceSlices")
+    source = classes.add_mutually_exclusive_group(required=True)
+    source.add_argument("file", nargs="?", metavar="FILE",
+                        help="`kubectl get nodes,resourceslices,deviceclasses -o yaml` output")
+    source.add_argument("--kubeconfig", help="read the live cluster instead")
+    classes.add_argument("--context", help="the kubeconfig context (default: the current one)")
+    classes.set_defaults(command=_classes)
 
     plan = commands.add_parser("plan", help="place every replica and print where it runs")
     plan.add_argument("paths", nargs="+", metavar="PATH", help="manifest files or directories")
@@ -150,9 +164,31 @@ def _validate(args: argparse.Namespace) -> int:
     manifests = _load(args.paths, args.strict, args.control_cluster)
     for warning in plan_warnings(manifests):
         print(warning, file=sys.stderr)
+    if args.against_slices or args.kubeconfig:
+        from modelplane import published_cli
+
+        checks = [(spec, "file") for spec in args.against_slices] + [(spec, "kubeconfig") for spec in args.kubeconfig]
+        try:
+            for spec, read in checks:
+                for warning in published_cli.findings(manifests, *published_cli.against(manifests, spec, read)):
+                    print(warning, file=sys.stderr)
+        except published_cli.PublishedInputError as error:
+            raise InputError(str(error)) from None
     counts = manifests.counts()
     kinds = ", ".join(f"{n} {kind}" for kind, n in counts.items())
     _write(f"ok: {sum(counts.values())} manifests ({kinds})\n")
+    return 0
+
+
+def _classes(args: argparse.Namespace) -> int:
+    from modelplane import published_cli
+
+    try:
+        published = (published_cli.from_file(args.file) if args.file else
+                     published_cli.from_cluster(args.kubeconfig, args.context))
+    except published_cli.PublishedInputError as error:
+        raise InputError(str(error)) from None
+    _write(published_cli.classes_text(published))
     return 0
 
 

@@ -63,6 +63,7 @@ SERVER = "kube-apiserver 1.34.4"
 MEMORY = 'device.capacity["gpu.nvidia.com"].memory'
 ARCH = 'device.attributes["gpu.nvidia.com"].architecture'
 ATTRIBUTE = 'device.attributes["gpu.nvidia.com"].productName'
+CAPABILITY = 'device.attributes["gpu.nvidia.com"].cudaComputeCapability'
 
 
 def parens(depth: int, inner: str = 'device.driver == "gpu.nvidia.com"') -> str:
@@ -194,6 +195,35 @@ CASES = [
          f"{COST}; {COMPILE} (DeviceAttributeMaxValueLength); {SERVER}"),
     Case("a literal gives the comparison a size", 'device.attributes["a"].b.c != 1', Verdict.ACCEPTED,
          f"{COST}; {SERVER}"),
+    # Every operator on quantities and semvers (Quantity and Semver implement Equal; the library
+    # declares compareTo, isGreaterThan, isLessThan; ordering operators are not declared for them).
+    Case("== between quantities of different value", f'{MEMORY} == quantity("80Gi")', Verdict.FALSE,
+         "apiserver pkg/cel/library/cost.go EstimateCallCost _==_ (Quantity: 1)"),
+    Case("== compares values, not spellings", f'{MEMORY} == quantity("85520809984")', Verdict.TRUE,
+         f"{QUANTITY} (Quantity.Equal is Cmp == 0)"),
+    Case("inequality of quantities, written as a negated ==", f'!({MEMORY} == quantity("80Gi"))', Verdict.TRUE,
+         f"{COST}: != has no O(1) price, == has"),
+    Case("isGreaterThan", f'{MEMORY}.isGreaterThan(quantity("80Gi"))', Verdict.FALSE, f'{QUANTITY}["isGreaterThan"]'),
+    Case("isLessThan", f'{MEMORY}.isLessThan(quantity("80Gi"))', Verdict.TRUE, f'{QUANTITY}["isLessThan"]'),
+    Case("compareTo below", f'{MEMORY}.compareTo(quantity("80Gi")) < 0', Verdict.TRUE, f'{QUANTITY}["compareTo"]'),
+    Case("compareTo equal across suffixes", f'{MEMORY}.compareTo(quantity("85520809984")) == 0', Verdict.TRUE,
+         f'{QUANTITY}["compareTo"]'),
+    Case("< is not declared for quantities", f'{MEMORY} < quantity("80Gi")', Verdict.REJECTED,
+         f"{QUANTITY} (no ordering overloads)"),
+    Case("a version attribute == a semver", f'{CAPABILITY} == semver("9.0.0")', Verdict.TRUE,
+         f"{COMPILE} (version attributes are Semver); {SEMVER}"),
+    Case("== between semvers is value equality", f'{CAPABILITY} == semver("9.0.1")', Verdict.FALSE, SEMVER),
+    Case("a version attribute != a semver (the attribute has a size)", f'{CAPABILITY} != semver("8.9.0")',
+         Verdict.TRUE, f"{COST}; {COMPILE} DeviceAttributeMaxValueLength"),
+    Case("== between two semver() results is priced at 1", 'semver("1.2.3") == semver("1.2.3")', Verdict.TRUE,
+         "apiserver pkg/cel/library/cost.go EstimateCallCost _==_ (Semver: 1)"),
+    Case("!= between two semver() results", 'semver("1.2.3") != semver("1.2.4")', Verdict.REJECTED, COST),
+    Case("semver isLessThan", f'{CAPABILITY}.isLessThan(semver("9.0.0"))', Verdict.FALSE, f'{SEMVER}["isLessThan"]'),
+    Case("semver compareTo", f'{CAPABILITY}.compareTo(semver("8.9.0")) > 0', Verdict.TRUE, f'{SEMVER}["compareTo"]'),
+    Case("semver major and minor", f'{CAPABILITY}.major() == 9 && {CAPABILITY}.minor() == 0', Verdict.TRUE,
+         f'{SEMVER}["major"], ["minor"]'),
+    Case(">= is not declared for semvers", 'semver("1.0.0") >= semver("0.9.0")', Verdict.REJECTED,
+         f"{SEMVER} (no ordering overloads)"),
 ]
 
 

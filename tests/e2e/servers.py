@@ -11,6 +11,10 @@ Contract:
   kubeconfig embeds the CA and the token.
 - The controller manager runs the garbage collector and namespace controller, which `pulumi
   destroy` needs (the kubernetes provider deletes with foreground propagation).
+- With `scheduler=True`, each cluster also runs a kube-scheduler (DRA is on by default in 1.34), and
+  the controller manager runs without its node lifecycle controller: the nodes of such a fleet
+  are API objects with no kubelet to renew their leases, which that controller would taint
+  unreachable and evict.
 - Logs stay in the run's directory; `Fleet.logs()` names them for a failing test to print.
 """
 
@@ -123,6 +127,7 @@ class Fleet:
     names: tuple[str, ...]
     clusters: dict[str, Cluster] = field(default_factory=dict)
     processes: list[Process] = field(default_factory=list)
+    scheduler: bool = False
 
     def start(self) -> Fleet:
         try:
@@ -131,6 +136,8 @@ class Fleet:
             for name in self.names:
                 self.clusters[name] = self._apiserver(name, etcd_url, keys)
                 self._controller_manager(self.clusters[name], keys)
+                if self.scheduler:
+                    self._scheduler(self.clusters[name])
         except BaseException:
             self.stop()
             raise
@@ -211,4 +218,24 @@ class Fleet:
             f"--authentication-kubeconfig={cluster.kubeconfig_file}",
             f"--authorization-kubeconfig={cluster.kubeconfig_file}", "--leader-elect=false",
             f"--service-account-private-key-file={keys[0]}", f"--root-ca-file={cluster.ca_file}",
-            "--bind-address=127.0.0.1", "--secure-port=0", "--use-service-account-credentials=false"])
+            "--bind-address=127.0.0.1", "--secure-port=0", "--use-service-account-credentials=false",
+            *(["--controllers=*,-node-lifecycle-controller"] if self.scheduler else [])])
+
+    def _scheduler(self, cluster: Cluster) -> None:
+        port = free_port()
+        process = self._spawn(f"{cluster.name}-scheduler", [
+            str(self.bin / "kube-scheduler"), f"--kubeconfig={cluster.kubeconfig_file}",
+            f"--authentication-kubeconfig={cluster.kubeconfig_file}",
+            f"--authorization-kubeconfig={cluster.kubeconfig_file}", "--leader-elect=false",
+            "--bind-address=127.0.0.1", f"--secure-port={port}", f"--cert-dir={cluster.directory / 'scheduler-certs'}"])
+
+        def healthy() -> bool:
+            context = ssl.create_default_context()
+            context.check_hostname, context.verify_mode = False, ssl.CERT_NONE  # its own self-signed certificate
+            try:
+                with urllib.request.urlopen(f"https://127.0.0.1:{port}/healthz", context=context, timeout=2) as answer:
+                    return answer.status == 200
+            except (OSError, ssl.SSLError):
+                return False
+
+        self._wait(process, healthy, "healthy")
