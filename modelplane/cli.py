@@ -165,7 +165,7 @@ def _validate(args: argparse.Namespace) -> int:
     for warning in plan_warnings(manifests):
         print(warning, file=sys.stderr)
     if args.against_slices or args.kubeconfig:
-        from modelplane import published_cli
+        from modelplane.io import published as published_cli
 
         checks = [(spec, "file") for spec in args.against_slices] + [(spec, "kubeconfig") for spec in args.kubeconfig]
         try:
@@ -181,7 +181,7 @@ def _validate(args: argparse.Namespace) -> int:
 
 
 def _classes(args: argparse.Namespace) -> int:
-    from modelplane import published_cli
+    from modelplane.io import published as published_cli
 
     try:
         published = (published_cli.from_file(args.file) if args.file else

@@ -1,9 +1,10 @@
 """The package's import graph holds its layout (issue 21), read from the source, not by importing it.
 
 - Nothing loose at the package root but `__init__`, `__main__` and `cli`: the rest lives in a layer
-  (`api`, `cel`, `scheduling`, `compose`, `report`, `pulumi`).
-- The layers import strictly downward, in DESIGN's order: invariants (named checks every layer may use), cel, api, scheduling, compose (the pure
-  core), then report (text for people), pulumi, cli (the wiring). That also means no circle between
+  (`invariants`, `api`, `cel`, `scheduling`, `compose`, `report`, `io`, `pulumi`).
+- The layers import strictly downward: invariants (named checks every layer may use), then DESIGN's
+  order: cel, api, scheduling, compose (the pure core), then report (text for people), io (reading
+  clusters and files, writing folders), pulumi, cli (the wiring). That also means no circle between
   them.
 - No circle between modules either, imports inside functions included.
 - No public name of a package's `__init__` shadows one of its modules (`import
@@ -21,7 +22,7 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "modelplane"
-LAYERS = ("invariants", "cel", "api", "scheduling", "compose", "report", "pulumi", "cli", "__main__")
+LAYERS = ("invariants", "cel", "api", "scheduling", "compose", "report", "io", "pulumi", "cli", "__main__")
 """Bottom to top: each part may import only the parts before it."""
 ROOT_MODULES = {"__init__.py", "__main__.py", "cli.py"}
 

@@ -110,7 +110,7 @@ def test_bad_input_is_an_error_for_people(argv: list[str], message: str, capsys:
 
 
 def test_the_device_class_is_the_one_whose_selectors_accept_the_device() -> None:
-    from modelplane.published_cli import classes_text
+    from modelplane.io.published import classes_text
 
     renamed = {**DEVICE_CLASS, "metadata": {"name": "gpu-full"}}
     mig_only = {**DEVICE_CLASS, "metadata": {"name": "mig"}, "spec": {"selectors": [
