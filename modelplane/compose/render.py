@@ -162,7 +162,7 @@ def fleet_gateway(manifests: Manifests, contexts: list[ReplicaContext], addresse
                             "on a fleet gateway; declare one to expose it", "no-fleet-gateway")
                     for service in work.services]
     gateway, routes, findings = routing.fleet_objects(fleet.gateway, work.services, [*contexts, *work.endpoints],
-                                                      addresses)
+                                                      addresses, work.deployments)
     for cluster, cluster_routes in routes.items():
         objects[cluster] += cluster_routes
     if fleet.gateway.host == CONTROL_CLUSTER:  # the ModelServices live there: their namespaces are the teams'
