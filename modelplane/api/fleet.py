@@ -285,6 +285,13 @@ class NodePool(Model):
         return self.max_node_count if self.max_node_count is not None else self.node_count
 
 
+class ServingStack(StrEnum):
+    """What runs a cluster's gangs: Standard (LeaderWorkerSet, kube-scheduler) or Dynamo (Grove, KAI, ModelExpress)."""
+
+    STANDARD = "Standard"
+    DYNAMO = "Dynamo"
+
+
 class InferenceClusterSpec(Model):
     cluster: ClusterSpec
     """Where the cluster runs: `source` picks the cloud block (gke, eks, aks, nebius, vultr) or existing."""
@@ -293,6 +300,11 @@ class InferenceClusterSpec(Model):
     drains existing ones); a key appears once per effect."""
     node_pools: Annotated[tuple[NodePool, ...], Field(min_length=1, max_length=16)]
     """The cluster's GPU node pools (1-16, unique names), each naming the InferenceClass of its nodes."""
+    stack: ServingStack = ServingStack.STANDARD
+    """The serving stack. Standard: a Leader + Worker engine is a LeaderWorkerSet, pods use the default scheduler.
+    Dynamo: it is a Grove PodCliqueSet, every engine pod is scheduled by the KAI scheduler, and a ModelExpress server
+    runs on the cluster (docs/dynamo.md). Immutable once set: changing it would replace every gang on the cluster.
+    Defaults to Standard."""
 
     @field_validator("taints")
     @classmethod

@@ -37,7 +37,7 @@ from modelplane.scheduling import Placement
 
 KIND_ORDER = ("Namespace", "GatewayClass", "Certificate", "Gateway", "SecurityPolicy", "Secret", "ServiceAccount", "Role",
               "RoleBinding", "ConfigMap", "PersistentVolumeClaim", "Job", "ResourceClaimTemplate", "Deployment",
-              "LeaderWorkerSet", "Service", "EndpointSlice", "BackendTLSPolicy", "InferencePool", "Backend", "HTTPRoute")
+              "LeaderWorkerSet", "PodCliqueSet", "Service", "EndpointSlice", "BackendTLSPolicy", "InferencePool", "Backend", "HTTPRoute")
 
 
 @dataclass(frozen=True)
@@ -177,10 +177,10 @@ def replica_contexts(manifests: Manifests, placement: Placement, settings: Setti
     work = manifests.workloads
     contexts = []
     for replica in sorted(placement.replicas, key=lambda r: r.slot):
-        deployment = work.deployment(replica.deployment)
-        assert deployment is not None and manifests.fleet.cluster(replica.cluster) is not None, (
+        deployment, cluster = work.deployment(replica.deployment), manifests.fleet.cluster(replica.cluster)
+        assert deployment is not None and cluster is not None, (
             f"placement names {replica.deployment} on {replica.cluster}, which the manifests do not declare")
-        contexts.append(ReplicaContext(deployment, replica, work.cache_of(deployment), settings))
+        contexts.append(ReplicaContext(deployment, replica, work.cache_of(deployment), settings, cluster.spec.stack))
     return contexts
 
 

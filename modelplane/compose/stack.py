@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from modelplane.api import ClusterSource, InferenceCluster
+from modelplane.api import ClusterSource, InferenceCluster, ServingStack
 from modelplane.compose import names
 from modelplane.compose.settings import Settings
 
@@ -112,8 +112,9 @@ def serving_stack(cluster: InferenceCluster, settings: Settings, before: tuple[A
         name="envoy-ai-gateway", chart="ai-gateway-helm", repository="oci://docker.io/envoyproxy",
         version=settings.ai_gateway_version, namespace=_AI_GATEWAY_NAMESPACE,
         depends_on=(ai_gateway_crds.name, envoy_gateway.name))
-    lws = Addon(name="lws", chart="lws", repository="oci://registry.k8s.io/lws/charts",
-                version=settings.lws_version, namespace="lws-system")
+    gangs = dynamo_addons(settings) if cluster.spec.stack is ServingStack.DYNAMO else (
+        Addon(name="lws", chart="lws", repository="oci://registry.k8s.io/lws/charts",
+              version=settings.lws_version, namespace="lws-system"),)
     nfd = Addon(name="node-feature-discovery", chart="node-feature-discovery", repository="oci://registry.k8s.io/nfd/charts",
                 version=settings.nfd_version, namespace="node-feature-discovery",
                 values={"worker": {"tolerations": [dict(GPU_TOLERATION)]}})
@@ -128,7 +129,48 @@ def serving_stack(cluster: InferenceCluster, settings: Settings, before: tuple[A
                     objects=(namespace(SYSTEM_NAMESPACE), gateway_class(),
                              *(inference_gateway or (gateway_object(INFERENCE_GATEWAY, GATEWAY_PORT),))),
                     depends_on=(envoy_gateway.name,))
-    return (*before, inference_crds, envoy_gateway, ai_gateway_crds, ai_gateway, lws, nfd, dra, gateway, *after)
+    return (*before, inference_crds, envoy_gateway, ai_gateway_crds, ai_gateway, *gangs, nfd, dra, gateway, *after)
+
+
+def dynamo_addons(settings: Settings) -> tuple[Addon, ...]:
+    """A `stack: Dynamo` cluster's gang add-ons, in place of LeaderWorkerSet: the KAI scheduler and its
+    `modelplane` queue, Grove, and a ModelExpress server keeping metadata only (its Kubernetes backend:
+    `ModelMetadata`/`ModelCacheEntry` objects, no weight volume)."""
+    kai = Addon(name="kai-scheduler", chart="kai-scheduler", repository="oci://ghcr.io/nvidia/kai-scheduler",
+                version=settings.kai_scheduler_version, namespace="kai-scheduler")
+    queue = Addon(name="kai-queue", chart="", repository="", version="", namespace="",
+                  objects=(kai_queue(),), depends_on=(kai.name,))
+    grove = Addon(name="grove", chart="grove-charts", repository="oci://ghcr.io/ai-dynamo/grove",
+                  version=settings.grove_version, namespace="grove-system", depends_on=(kai.name,))
+    mx_crds = Addon(name="modelexpress-crds", chart="", repository="", namespace="",
+                    version=settings.modelexpress_version,
+                    manifest_url=("https://raw.githubusercontent.com/ai-dynamo/modelexpress/"
+                                  f"v{settings.modelexpress_version}/examples/crds.yaml"))
+    modelexpress = Addon(
+        name=MODELEXPRESS, chart="modelexpress", repository=settings.modelexpress_chart_repository,
+        version=settings.modelexpress_version, namespace=MODELEXPRESS,
+        values={"imagePullSecrets": [], "persistence": {"enabled": False},
+                "serviceAccount": {"rbac": {"enabled": True}},
+                "env": {"MX_METADATA_BACKEND": "kubernetes", "MX_METADATA_NAMESPACE": MODELEXPRESS}},
+        depends_on=(mx_crds.name,))
+    return kai, queue, grove, mx_crds, modelexpress
+
+
+KAI_SCHEDULER = "kai-scheduler"
+"""The `schedulerName` of every engine pod on a Dynamo cluster."""
+KAI_QUEUE_LABEL = "kai.scheduler/queue"
+KAI_QUEUE = "modelplane"
+MODELEXPRESS = "modelexpress"
+MODELEXPRESS_ADDRESS = f"{MODELEXPRESS}.{MODELEXPRESS}.svc.cluster.local:8001"
+"""The chart's Service (release name = chart name, so `fullname` is the release's) on its default port 8001."""
+
+
+def kai_queue() -> dict:
+    """A top-level KAI queue without quota or limit: the placement already sized every pool, so the queue
+    must never hold a pod back."""
+    unbounded = {"quota": -1, "limit": -1, "overQuotaWeight": 1}
+    return {"apiVersion": "scheduling.run.ai/v2", "kind": "Queue", "metadata": {"name": KAI_QUEUE, "labels": names.managed()},
+            "spec": {"resources": {"cpu": dict(unbounded), "gpu": dict(unbounded), "memory": dict(unbounded)}}}
 
 
 def control_stack(settings: Settings, envoy_gateway: bool, before: tuple[Addon, ...] = (),
