@@ -54,6 +54,12 @@ class Settings:
     and names no repository; this default is NVIDIA's NGC repository of the Dynamo charts (not verified
     to carry `modelexpress`): point it at your own mirror of the chart if it does not."""
 
+    amd_gpu_operator_version: str = "v1.5.0"
+    """AMD GPU Operator chart `gpu-operator-charts` at https://rocm.github.io/gpu-operator, on clusters with a
+    `gpu.amd.com` class. v1.5.0 is the first release that deploys AMD's DRA driver (`spec.draDriver` of its
+    DeviceConfig, exclusive with the device plugin; ROCm/gpu-operator release notes) and creates the
+    `gpu.amd.com` DeviceClass."""
+
     nfd_version: str = "0.18.3"
     """Node Feature Discovery chart at `oci://registry.k8s.io/nfd/charts` (its README's quick start).
     The DRA driver's kubelet plugin selects GPU nodes by NFD's `pci-10de.present` label."""

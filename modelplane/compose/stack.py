@@ -17,12 +17,12 @@ certificate itself by default, and the DRA driver's webhook is off by default).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from modelplane.api import ClusterSource, InferenceCluster, ServingStack
+from modelplane.api import ClusterSource, Fleet, InferenceCluster, ServingStack
 from modelplane.compose import names
 from modelplane.compose.settings import Settings
 
@@ -93,11 +93,13 @@ class Addon:
 
 
 def serving_stack(cluster: InferenceCluster, settings: Settings, before: tuple[Addon, ...] = (),
-                  after: tuple[Addon, ...] = (), inference_gateway: tuple[dict, ...] = ()) -> tuple[Addon, ...]:
+                  after: tuple[Addon, ...] = (), inference_gateway: tuple[dict, ...] = (),
+                  drivers: Collection[str] = ()) -> tuple[Addon, ...]:
     """The cluster's add-ons; `before` go first (Envoy Gateway waits for them) and `after` last: the
     fleet gateway's, on the cluster that hosts it (`gateways.cluster_stack`). `inference_gateway`: the
     cluster's inference Gateway and what it needs, when the fleet gateway reaches it over TLS
-    (`gateways.tls.cluster_gateway_objects`); else the plain-HTTP one."""
+    (`gateways.tls.cluster_gateway_objects`); else the plain-HTTP one. `drivers`: the DRA drivers of
+    its pools' classes (`class_drivers`), which pick the GPU vendors' add-ons (`gpu_addons`)."""
     inference_crds = Addon(
         name="gateway-api-inference-extension-crds", chart="", repository="", namespace="",
         version=settings.inference_extension_version,
@@ -118,18 +120,51 @@ def serving_stack(cluster: InferenceCluster, settings: Settings, before: tuple[A
     nfd = Addon(name="node-feature-discovery", chart="node-feature-discovery", repository="oci://registry.k8s.io/nfd/charts",
                 version=settings.nfd_version, namespace="node-feature-discovery",
                 values={"worker": {"tolerations": [dict(GPU_TOLERATION)]}})
-    driver_root = _GKE_DRIVER_ROOT if cluster.spec.cluster.source is ClusterSource.GKE else "/"
-    dra = Addon(name="nvidia-dra-driver-gpu", chart="nvidia-dra-driver-gpu", repository="https://helm.ngc.nvidia.com/nvidia",
-                version=settings.dra_driver_version, namespace="nvidia-dra-driver-gpu",
-                values={"nvidiaDriverRoot": driver_root, "gpuResourcesEnabledOverride": True,
-                        "resources": {"gpus": {"enabled": True}, "computeDomains": {"enabled": False}},
-                        "kubeletPlugin": {"tolerations": [dict(GPU_TOLERATION)]}},
-                depends_on=(nfd.name,))
+    vendors = gpu_addons(cluster, settings, drivers, depends_on=(nfd.name,))
     gateway = Addon(name="inference-gateway", chart="", repository="", version="", namespace=SYSTEM_NAMESPACE,
                     objects=(namespace(SYSTEM_NAMESPACE), gateway_class(),
                              *(inference_gateway or (gateway_object(INFERENCE_GATEWAY, GATEWAY_PORT),))),
                     depends_on=(envoy_gateway.name,))
-    return (*before, inference_crds, envoy_gateway, ai_gateway_crds, ai_gateway, *gangs, nfd, dra, gateway, *after)
+    return (*before, inference_crds, envoy_gateway, ai_gateway_crds, ai_gateway, *gangs, nfd, *vendors, gateway, *after)
+
+
+NVIDIA_DRIVER = "gpu.nvidia.com"
+AMD_DRIVER = "gpu.amd.com"
+
+
+def class_drivers(fleet: Fleet, cluster: InferenceCluster) -> frozenset[str]:
+    """The DRA drivers of the devices of every class the cluster's pools name."""
+    classes = (fleet.inference_class(pool.class_name) for pool in cluster.spec.node_pools)
+    return frozenset(device.driver for klass in classes if klass is not None for device in klass.spec.devices)
+
+
+def gpu_addons(cluster: InferenceCluster, settings: Settings, drivers: Collection[str],
+               depends_on: tuple[str, ...]) -> tuple[Addon, ...]:
+    """The GPU vendors' DRA add-ons: AMD's GPU operator in DRA mode when a class has `gpu.amd.com`
+    devices; NVIDIA's DRA driver when one has `gpu.nvidia.com` devices, or when no class names either
+    (the stack's behaviour before AMD support: Synthetic or other devices). A mixed cluster gets both."""
+    addons: list[Addon] = []
+    if NVIDIA_DRIVER in drivers or AMD_DRIVER not in drivers:
+        driver_root = _GKE_DRIVER_ROOT if cluster.spec.cluster.source is ClusterSource.GKE else "/"
+        addons.append(Addon(
+            name="nvidia-dra-driver-gpu", chart="nvidia-dra-driver-gpu", repository="https://helm.ngc.nvidia.com/nvidia",
+            version=settings.dra_driver_version, namespace="nvidia-dra-driver-gpu",
+            values={"nvidiaDriverRoot": driver_root, "gpuResourcesEnabledOverride": True,
+                    "resources": {"gpus": {"enabled": True}, "computeDomains": {"enabled": False}},
+                    "kubeletPlugin": {"tolerations": [dict(GPU_TOLERATION)]}},
+            depends_on=depends_on))
+    if AMD_DRIVER in drivers:
+        # The operator's own NFD and KMM stay off: the stack installs NFD, and KMM only builds
+        # out-of-tree kernel drivers (`driver.enable: false` keeps the node's amdgpu driver).
+        addons.append(Addon(
+            name="amd-gpu-operator", chart="gpu-operator-charts", repository="https://rocm.github.io/gpu-operator",
+            version=settings.amd_gpu_operator_version, namespace="kube-amd-gpu",
+            values={"node-feature-discovery": {"enabled": False}, "kmm": {"enabled": False},
+                    "deviceConfig": {"spec": {"driver": {"enable": False},
+                                              "devicePlugin": {"enableDevicePlugin": False},
+                                              "draDriver": {"enable": True}}}},
+            depends_on=depends_on))
+    return tuple(addons)
 
 
 def dynamo_addons(settings: Settings) -> tuple[Addon, ...]:

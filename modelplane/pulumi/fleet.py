@@ -33,7 +33,7 @@ from pulumi import ResourceOptions
 
 from modelplane.api import CONTROL_CLUSTER, Manifests, Workloads
 from modelplane.api import InferenceGateway as GatewayManifest
-from modelplane.compose import Settings, cluster_stack, render, secret_placeholder, storage_class
+from modelplane.compose import Settings, class_drivers, cluster_stack, render, secret_placeholder, storage_class
 from modelplane.compose.gateways import control_stack
 from modelplane.pulumi.clusters import InferenceCluster, InferenceClusterArgs, ProviderSettings
 from modelplane.pulumi.clusters.contract import RWX_STORAGE_CLASS
@@ -142,7 +142,8 @@ class Modelplane(pulumi.ComponentResource):
             built = InferenceCluster(cluster.name, cluster_args, child)
             self.clusters[cluster.name] = built
             self.serving_stacks[cluster.name] = ServingStack(cluster_name(cluster.name, "serving"), {
-                "cluster": cluster.name, "addons": cluster_stack(cluster, settings, fleet.gateway),
+                "cluster": cluster.name,
+                "addons": cluster_stack(cluster, settings, fleet.gateway, class_drivers(fleet, cluster)),
                 "provider": built.provider,
                 "anchor": built.anchor, "install_prerequisites": cluster.name in installed_on,
                 "skip_await": skip_await}, child)
