@@ -5,8 +5,9 @@ under `gpu.nvidia.com`, AMD's under `gpu.amd.com` (ROCm/k8s-gpu-dra-driver docs/
 `productName`, `family`, `memory`, `computeUnits`, ...). A selector such as
 `device.capacity["gpu.nvidia.com"].memory >= quantity("80Gi")` can never match an AMD device, whose
 capacity has no `gpu.nvidia.com` domain, so the other vendor's pools silently drop out of that
-member's candidates. One warning per selector and per vendor it cannot reach, when the fleet has a
-class with that vendor's devices; none for a request one of whose selectors says which driver it
+member's candidates. One warning per selector and per vendor it cannot reach, when the fleet has
+classes of both vendors (with only the other vendor's, the selector matches no device at all and
+`selectors.unsatisfiable` says so); none for a request one of whose selectors says which driver it
 wants (`device.driver == "..."`): a request's selectors all apply, so that makes the choice explicit.
 """
 
@@ -38,7 +39,7 @@ def cross_vendor(manifests: Manifests) -> list[Finding]:
             if any(_NAMES_DRIVER.search(expression) for _, expression in selectors):
                 continue  # a request's selectors all apply: one that names the driver makes the choice explicit
             for loc, expression in selectors:
-                read = {domain for _, domain, _ in READ.findall(expression) if domain in VENDORS}
+                read = {domain for _, domain, _ in READ.findall(expression) if domain in VENDORS and classes[domain]}
                 findings += [Finding(deployment, loc, _message(domain, other, classes[other]), CODE)
                              for domain in sorted(read) for other in sorted(VENDORS.keys() - read) if classes[other]]
     return findings

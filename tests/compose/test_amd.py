@@ -75,11 +75,13 @@ SELECTOR = "spec.engines[0].members[0].nodeSelector.devices[0].selectors[{}].cel
     ([NVIDIA_MEMORY], (H100, MI300X), [SELECTOR.format(0)]),
     ([AMD_MEMORY], (H100, MI300X), [SELECTOR.format(0)]),
     ([NVIDIA_MEMORY], (H100,), []),
+    ([AMD_MEMORY], (H100,), []),  # matches no device at all: selector-matches-no-device says so
     (['device.driver == "gpu.nvidia.com"', NVIDIA_MEMORY], (H100, MI300X), []),
     ([f"({NVIDIA_MEMORY}) || ({AMD_MEMORY})"], (H100, MI300X), []),
     (['device.attributes["gpu.nvidia.com"].architecture == "Hopper"', NVIDIA_MEMORY], (H100, MI300X),
      [SELECTOR.format(0), SELECTOR.format(1)]),
 ], ids=["NVIDIA domain with an AMD class", "AMD domain with an NVIDIA class", "one vendor only: nothing to warn of",
+        "only the other vendor's classes: the no-device warning instead",
         "the request names the driver", "a selector reading both vendors", "each selector of the request"])
 def test_a_selector_reading_one_vendor_where_the_other_is_warns(selectors: list[str], classes: tuple[object, ...],
                                                                  want: list[str]) -> None:
