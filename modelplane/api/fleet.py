@@ -300,6 +300,10 @@ class InferenceClusterSpec(Model):
     drains existing ones); a key appears once per effect."""
     node_pools: Annotated[tuple[NodePool, ...], Field(min_length=1, max_length=16)]
     """The cluster's GPU node pools (1-16, unique names), each naming the InferenceClass of its nodes."""
+    outage_grace_period_seconds: bounded(0, 86400) = 600
+    """In control-cluster mode, how long the cluster may stay unreachable, or without a Ready node, before its replicas
+    are re-placed on other clusters (make-before-break); shorter outages move nothing, and replicas never move back
+    on their own. Defaults to 600 (10 minutes)."""
     stack: ServingStack = ServingStack.STANDARD
     """The serving stack. Standard: a Leader + Worker engine is a LeaderWorkerSet, pods use the default scheduler.
     Dynamo: it is a Grove PodCliqueSet, every engine pod is scheduled by the KAI scheduler, and a ModelExpress server
