@@ -39,8 +39,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
 from collections.abc import Mapping
-from typing import Any, TypedDict
+from typing import Any, NotRequired, TypedDict
 
 import pulumi
 from pulumi.dynamic import (
@@ -59,14 +60,20 @@ from modelplane.api import ManifestErrors, Manifests, Problem, dump_objects, loa
 from modelplane.api.served import object_key
 from modelplane.scheduling import DeploymentStatus, Placement, StateError, place
 from modelplane.scheduling.diff import outline
+from modelplane.scheduling.observed import moves, observations_from_json, observe, report
 from modelplane.scheduling.placement import PLACEMENT_VERSION
 
 PLACEMENT_ID = "modelplane-placement"
-INPUTS = ("objects", "strict")
-"""The resource's inputs; `placement`, `deployments` and `manifests` are added by check()."""
+INPUTS = ("objects", "strict", "observed")
+"""The resource's inputs (`observed`: what each workload cluster reported, control-cluster mode only;
+`scheduling.observed.observations_to_json`); check() adds `placement`, `outages`, `capacity`,
+`deployments` and `manifests`."""
 SHOWN = ("deployments", "manifests")
 """Added by check() for `pulumi preview --diff` to show (see the module docstring)."""
-STATE = (*INPUTS, "placement", *SHOWN)
+OBSERVED = ("outages", "capacity")
+"""Added by check() when clusters are observed: the outage clock, kept in state so it survives runs,
+and the capacity report (`scheduling.observed.report`)."""
+STATE = (*INPUTS, "placement", *OBSERVED, *SHOWN)
 HIDDEN = ("objects", "placement")
 """Left out of what `pulumi preview --diff` prints (`hide_diffs`): `deployments` and `manifests` say it short."""
 
@@ -103,7 +110,14 @@ class PlacementProvider(ResourceProvider):
         if not isinstance(inputs.get("objects"), list) or not isinstance(inputs.get("strict", False), bool):
             return CheckResult(inputs, [CheckFailure("objects", "objects must be a list of manifest objects "
                                                                 "and strict a bool")])
-        unchanged = _unchanged(olds, inputs)
+        try:
+            observations = observations_from_json(from_wire(inputs.get("observed") or {}))
+        except ValueError as error:
+            return CheckResult(inputs, [CheckFailure("observed", str(error))])
+        clock = {str(k): int(v) for k, v in (from_wire(olds.get("outages")) or {}).items()}
+        # While a cluster is down, time alone can move replicas: plan every run, never the fast path.
+        unchanged = None if clock or any(not seen.reachable for seen in observations.values()) else \
+            _unchanged(olds, inputs)
         if unchanged is not None:
             return unchanged
         objects = from_wire(inputs["objects"])
@@ -120,8 +134,14 @@ class PlacementProvider(ResourceProvider):
                 return CheckResult(inputs, [CheckFailure("placement", (
                     f"the previous placement in the stack's state cannot be read ({error}); "
                     "fix it with `pulumi stack export`/`import` rather than losing every pin"))])
-        placement = place(manifests.fleet, manifests.workloads, previous)
-        return CheckResult({**inputs, "placement": placement.to_json(), **_shown(objects, placement)},
+        if not observations:
+            placement = place(manifests.fleet, manifests.workloads, previous)
+            return CheckResult({**inputs, "placement": placement.to_json(), **_shown(objects, placement)},
+                               _strict(inputs, placement.deployments))
+        seen = observe(manifests.fleet, observations, clock, int(time.time()))  # the provider's clock, never the core's
+        placement = place(seen.fleet, manifests.workloads, previous)
+        observed = {"outages": dict(seen.outages), "capacity": report(seen, moves(previous, placement, seen))}
+        return CheckResult({**inputs, "placement": placement.to_json(), **observed, **_shown(objects, placement)},
                            _strict(inputs, placement.deployments))
 
     def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
@@ -207,6 +227,9 @@ class FleetPlacementArgs(TypedDict):
     strict: bool
     """True: a deployment with fewer replicas scheduled than desired fails check() (an error).
     False (the stack default): it is reported with `pulumi.log.warn` and the rest converges."""
+    observed: NotRequired[dict[str, Any]]
+    """Control-cluster mode: what each workload cluster reported (`observations_to_json`); the placement
+    plans against it (`scheduling.observed`). Absent: every cluster as declared."""
 
 
 class FleetPlacement(Resource, module="modelplane", name="Placement"):
@@ -225,6 +248,8 @@ class FleetPlacement(Resource, module="modelplane", name="Placement"):
     def __init__(self, name: str, args: FleetPlacementArgs, opts: pulumi.ResourceOptions | None = None):
         props = {"objects": dump_objects(args["manifests"]), "strict": args["strict"],
                  "placement": None, "deployments": None, "manifests": None}
+        if args.get("observed"):
+            props.update(observed=args["observed"], outages=None, capacity=None)
         hidden = pulumi.ResourceOptions(hide_diffs=list(HIDDEN))
         super().__init__(PlacementProvider(), name, props, pulumi.ResourceOptions.merge(opts, hidden))
 

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 from enum import StrEnum
 
 from modelplane.api import Fleet, InferenceCluster, Taint
@@ -205,3 +206,32 @@ def moves(previous: Placement | None, placement: Placement, observed: Observed) 
             out.append(Move(deployment, index, cluster, targets.pop(0) if targets else None,
                             f"cluster {cluster} is {expired[cluster]}"))
     return tuple(out)
+
+
+def observations_to_json(observations: Mapping[str, ClusterObservation]) -> dict[str, Any]:
+    """Plain data for the placement's inputs (sorted, so equal observations are equal inputs)."""
+    return {name: {"reachable": seen.reachable, "error": seen.error,
+                   "pools": {pool: {"nodes": p.nodes, "usable": p.usable} for pool, p in sorted(seen.pools.items())}}
+            for name, seen in sorted(observations.items())}
+
+
+def observations_from_json(data: Mapping[str, Any]) -> dict[str, ClusterObservation]:
+    """The inverse of `observations_to_json`; a malformed entry raises ValueError with its path."""
+    out = {}
+    for name, seen in data.items():
+        try:
+            pools = {pool: PoolObservation(int(p["nodes"]), int(p["usable"])) for pool, p in seen["pools"].items()}
+            out[name] = ClusterObservation(bool(seen["reachable"]), pools, str(seen.get("error", "")))
+        except (KeyError, TypeError, AttributeError, ValueError) as error:
+            raise ValueError(f"observed.{name}: not an observation ({error!r})") from None
+    return out
+
+
+def report(observed: Observed, moved: tuple[Move, ...]) -> dict[str, Any]:
+    """Declared and observed capacity per pool, each cluster's health, and why replicas moved, as plain data."""
+    return {"pools": [{"cluster": p.cluster, "pool": p.pool, "declared": p.declared, "observed": p.observed,
+                       "planned": p.planned} for p in observed.pools],
+            "clusters": [{"cluster": h.cluster, "health": str(h.health), "why": h.why, "downSince": h.down_since}
+                         for h in observed.clusters],
+            "moves": [{"deployment": m.deployment, "index": m.index, "from": m.source, "to": m.target, "why": m.why}
+                      for m in moved]}
