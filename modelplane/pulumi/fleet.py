@@ -80,6 +80,9 @@ class ModelplaneArgs(TypedDict):
     """Credentials sets by name (stack config `modelplane:credentials`): the cloud provider arguments
     of the clusters whose `credentials.name` picks them. Default: none, every cluster uses the
     stack's ambient provider configuration (and naming another set is an error)."""
+    observed: NotRequired[dict[str, Any]]
+    """What each workload cluster reported this run (`scheduling.observed.observations_to_json`; control-cluster
+    mode reads it, `pulumi/observe.py`): the placement plans against it. Default: every cluster as declared."""
     control_cluster: NotRequired[ControlCluster | None]
     """The control cluster the manifests were read from (stack config `modelplane:source: cluster`): after
     the workloads, `pulumi up` writes each object's status back to it (`status.FleetStatus`), and an
@@ -128,7 +131,8 @@ class Modelplane(pulumi.ComponentResource):
         child = ResourceOptions(parent=self)
 
         self.placement = FleetPlacement(f"{name}-placement", {"manifests": manifests,
-                                                              "strict": args.get("strict", False)}, child)
+                                                              "strict": args.get("strict", False),
+                                                              "observed": args.get("observed", {})}, child)
         held = known_placement(self.placement.placement).apply(pool_nodes)
         self.clusters, self.serving_stacks = {}, {}
         for cluster in fleet.clusters:

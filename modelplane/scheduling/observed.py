@@ -14,14 +14,16 @@ Rules, each one of the issue's:
 - A cluster is *down* when it cannot be reached, or when it declares nodes and none of them is Ready.
   `outages` keeps, per down cluster, when it was first seen down; a cluster seen up is dropped, so a
   flap restarts its clock.
-- Down for less than its `outageGracePeriodSeconds`: new replicas keep off it (a NoSchedule taint)
-  and its replicas stay. Down for at least that long: a NoExecute taint, so retain drops its
+- Down for less than its `outageGracePeriodSeconds`: planned as declared, so a flap moves nothing
+  (and a new replica may still be placed there: the next run's apply waits for the cluster).
+  Down for at least that long: a NoExecute taint, so retain drops its
   replicas and fill places them elsewhere in the same run; the old ones are removed after the new
   ones are applied (make-before-break, as Pulumi deletes last). When the cluster comes back, its
   taint goes and the moved replicas stay where they are: replicas never move to improve the
   picture (retain's rule 5), so nothing moves back on its own.
 - A cluster with no observation (its kubeconfig is not known when the program plans: a cluster
-  the same run provisions) is planned as declared.
+  the same run provisions), or reachable with no node carrying the pool label at all (nodes
+  labelled otherwise), is planned as declared.
 The taints are modelplane's own (`OUTAGE_TAINT`), added to a copy of the fleet: the user's objects
 are never changed. A deployment that tolerates every taint (operator Exists, no key) tolerates these
 too, as in Kubernetes.
@@ -37,6 +39,7 @@ from enum import StrEnum
 from modelplane.api import Fleet, InferenceCluster, Taint
 from modelplane.api.base import TaintEffect
 from modelplane.api.fleet import NodePool
+from modelplane.api.labels import POOL
 from modelplane.scheduling.placement import Placement
 
 OUTAGE_TAINT = "modelplane.ai/outage"
@@ -62,7 +65,7 @@ class ClusterObservation:
 class Health(StrEnum):
     UP = "Up"
     DOWN = "Down"
-    """Down within its grace period: new replicas keep off, its replicas stay."""
+    """Down within its grace period: planned as declared, its replicas stay."""
     EXPIRED = "Expired"
     """Down past its grace period: its replicas are re-placed elsewhere."""
     UNOBSERVED = "Unobserved"
@@ -131,7 +134,8 @@ def observe(fleet: Fleet, observations: Mapping[str, ClusterObservation], previo
         state, why = _health(cluster, seen, since.get(cluster.name), now)
         health.append(ClusterHealth(cluster.name, state, why, since.get(cluster.name)))
         node_pools = tuple(_planned(pool, seen) if state is Health.UP else pool for pool in cluster.spec.node_pools)
-        pools += [PoolCapacity(cluster.name, declared.name, declared.node_count, _usable(declared, seen), planned.node_count)
+        pools += [PoolCapacity(cluster.name, declared.name, declared.node_count,
+                               None if state is Health.UNOBSERVED else _usable(declared, seen), planned.node_count)
                   for declared, planned in zip(cluster.spec.node_pools, node_pools)]
         clusters.append(_with(cluster, node_pools, state))
     return Observed(Fleet(clusters=tuple(clusters), classes=fleet.classes, gateway=fleet.gateway),
@@ -142,6 +146,8 @@ def _health(cluster: InferenceCluster, seen: ClusterObservation | None, since: i
             now: int) -> tuple[Health, str]:
     if seen is None:
         return Health.UNOBSERVED, "not read this run (no kubeconfig known when planning): planned as declared"
+    if since is None and seen.reachable and not seen.pools:
+        return Health.UNOBSERVED, f"no node carries the {POOL} label: planned as declared"
     if since is None:
         return Health.UP, ""
     what = f"unreachable ({seen.error})" if not seen.reachable else "no node of its pools is Ready"
@@ -149,8 +155,7 @@ def _health(cluster: InferenceCluster, seen: ClusterObservation | None, since: i
     if now - since >= grace:
         return Health.EXPIRED, (f"{what} for {now - since}s, past its grace period of {grace}s: its replicas are "
                                 "re-placed on other clusters")
-    return Health.DOWN, (f"{what} for {now - since}s, within its grace period of {grace}s: its replicas stay, "
-                         "new ones keep off")
+    return Health.DOWN, f"{what} for {now - since}s, within its grace period of {grace}s: its replicas stay"
 
 
 def _usable(pool: NodePool, seen: ClusterObservation | None) -> int | None:
@@ -170,9 +175,8 @@ def _planned(pool: NodePool, seen: ClusterObservation | None) -> NodePool:
 
 def _with(cluster: InferenceCluster, pools: tuple[NodePool, ...], state: Health) -> InferenceCluster:
     taints = cluster.spec.taints
-    if state in (Health.DOWN, Health.EXPIRED):
-        effect = TaintEffect.NO_EXECUTE if state is Health.EXPIRED else TaintEffect.NO_SCHEDULE
-        taints = (*taints, Taint(key=OUTAGE_TAINT, value=None, effect=effect))
+    if state is Health.EXPIRED:
+        taints = (*taints, Taint(key=OUTAGE_TAINT, value=None, effect=TaintEffect.NO_EXECUTE))
     if pools == cluster.spec.node_pools and taints == cluster.spec.taints:
         return cluster
     return cluster.model_copy(update={"spec": cluster.spec.model_copy(update={"node_pools": pools, "taints": taints})})

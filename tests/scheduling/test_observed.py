@@ -60,15 +60,20 @@ def test_a_cluster_not_observed_is_planned_as_declared() -> None:
     assert [(h.cluster, h.health) for h in seen.clusters] == [("a", Health.UNOBSERVED), ("b", Health.UP)]
 
 
-def test_unreachable_within_the_grace_keeps_replicas_and_keeps_new_ones_off() -> None:
+def test_unreachable_within_the_grace_is_planned_as_declared() -> None:
     work = workloads(deployment("m", WHOLE, replicas=1))
     before = place(FLEET, work)
     assert slots(before) == [("a", 0)]
     seen = observe(FLEET, {"a": UNREACHABLE, "b": up()}, {"a": T0}, T0 + 599)
     assert seen.clusters[0].health is Health.DOWN and "within its grace period of 600s" in seen.clusters[0].why
-    scaled = workloads(deployment("m", WHOLE, replicas=3))
-    after = place(seen.fleet, scaled, before)
-    assert slots(after) == [("a", 0), ("b", 0), ("b", 1)], "a keeps its replica and gets no new one"
+    assert seen.fleet == FLEET
+    assert slots(place(seen.fleet, work, before)) == [("a", 0)]
+
+
+def test_a_reachable_cluster_with_no_labelled_node_is_planned_as_declared() -> None:
+    seen = observe(FLEET, {"a": ClusterObservation(True, {}), "b": up()}, {}, T0)
+    assert seen.fleet == FLEET and seen.outages == {}
+    assert seen.clusters[0].health is Health.UNOBSERVED and "modelplane.ai/pool" in seen.clusters[0].why
 
 
 def test_unreachable_past_the_grace_moves_the_replica_and_says_why() -> None:
