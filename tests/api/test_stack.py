@@ -1,8 +1,8 @@
 """`InferenceCluster.spec.stack`: Standard (default) or Dynamo, immutable through a CRD transition rule.
 
 The loader cannot know an object's previous value, so immutability is the API server's: the rule is
-checked here to be on `spec` with its field path; tests/e2e/test_dynamo_stack.py has a real API
-server refuse the change.
+checked here to be on `spec` with its field path (no end-to-end test has a real API server refuse
+the change yet).
 """
 
 from __future__ import annotations
