@@ -34,7 +34,7 @@ def test_every_staged_example_has_its_own_stage_by_stage_test() -> None:
 
 
 def test_every_set_is_covered() -> None:
-    assert SETS == ["always-on", "kimi-k2", "more-clouds", "multi-cloud", "prefill-decode", "qwen-demo", "qwen3-8b",
+    assert SETS == ["always-on", "amd-mi300x", "kimi-k2", "more-clouds", "multi-cloud", "prefill-decode", "qwen-demo", "qwen3-8b",
                     "qwen3-coder"]
 
 
@@ -48,6 +48,11 @@ def test_example_loads_without_problems(example: str) -> None:
 def test_always_on_spreads_qwen3_8b_across_its_two_clusters_once_scaled() -> None:
     """docs/always-on.md: one replica on the GKE L4 pool; `kubectl scale --replicas 2` adds the on-prem one."""
     assert where("always-on") == {"ml-team/qwen3-8b": [("gke-us-central", {"qwen3-8b": "l4"})]}
+
+
+def test_amd_mi300x_places_one_replica_on_each_mi300x_pool_and_none_on_the_h100s() -> None:
+    assert where("amd-mi300x") == {"ml-team/llama-70b": [("amd-east", {"llama": "mi300x"}),
+                                                          ("mixed-west", {"llama": "mi300x"})]}
 
 
 def test_qwen3_8b_lands_on_the_l4_pool() -> None:

@@ -25,6 +25,7 @@ from modelplane.api.fleet import (
     InferenceClass,
     InferenceCluster,
     NodePool,
+    ServingStack,
     Taint,
 )
 from modelplane.api.gateway import CONTROL_CLUSTER, CertManager, GatewayBackend, InferenceGateway, LoadBalancer
@@ -45,7 +46,7 @@ from modelplane.api.workload import (
 __all__ = [
     "API_VERSION", "CONTROL_CLUSTER", "CertManager", "CacheSource", "Claim", "ClassDevice", "ClusterSource", "DeviceRequest", "Engine",
     "FabricType", "Fleet", "GatewayBackend", "InferenceClass", "InferenceCluster", "InferenceGateway", "LabelSelector",
-    "LoadBalancer",
+    "LoadBalancer", "ServingStack",
     "ManifestErrors", "Manifests", "Member", "ModelCache", "ModelDeployment", "ModelEndpoint", "ModelService",
     "NodePool", "Origin", "Phase", "Problem", "Provider", "Role", "ServingMode", "Severity", "Taint",
     "TaintEffect", "Toleration", "TolerationOperator", "Workloads", "dump_objects", "load", "load_objects", "load_sources",

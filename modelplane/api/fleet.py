@@ -292,6 +292,13 @@ class NodePool(Model):
         return self.max_node_count if self.max_node_count is not None else self.node_count
 
 
+class ServingStack(StrEnum):
+    """What runs a cluster's gangs: Standard (LeaderWorkerSet, kube-scheduler) or Dynamo (Grove, KAI, ModelExpress)."""
+
+    STANDARD = "Standard"
+    DYNAMO = "Dynamo"
+
+
 class InferenceClusterSpec(Model):
     cluster: ClusterSpec
     """Where the cluster runs: `source` picks the cloud block (gke, eks, aks, nebius, vultr) or existing."""
@@ -304,6 +311,15 @@ class InferenceClusterSpec(Model):
     """When the InferenceCluster is removed: `Delete` (the default) deletes the cloud cluster, its node pools
     and network; `Orphan` leaves them running and forgets them (Pulumi's retainOnDelete), and switches on the
     cloud's own deletion protection where it has one (GKE, EKS). No effect on an Existing cluster."""
+    outage_grace_period_seconds: bounded(0, 86400) = 600
+    """In control-cluster mode, how long the cluster may stay unreachable, or without a Ready node, before its replicas
+    are re-placed on other clusters (make-before-break); shorter outages move nothing, and replicas never move back
+    on their own. Defaults to 600 (10 minutes)."""
+    stack: ServingStack = ServingStack.STANDARD
+    """The serving stack. Standard: a Leader + Worker engine is a LeaderWorkerSet, pods use the default scheduler.
+    Dynamo: it is a Grove PodCliqueSet, every engine pod is scheduled by the KAI scheduler, and a ModelExpress server
+    runs on the cluster (docs/dynamo.md). Immutable once set: changing it would replace every gang on the cluster.
+    Defaults to Standard."""
 
     @field_validator("taints")
     @classmethod

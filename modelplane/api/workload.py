@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, Field, field_validator, model_validator
+from pydantic import AfterValidator, Field, Strict, field_validator, model_validator
 
 from modelplane.api.base import (
     API_VERSION,
@@ -283,9 +283,12 @@ class Toleration(Model):
 
 
 class ModelDeploymentSpec(Model):
-    replicas: bounded(1, 1000) = 1
+    replicas: Annotated[int, Strict(), Field(ge=0)] = 1
     """How many replicas to fan out to. Each replica is a complete serving instance scheduled to one InferenceCluster.
-    The scale subresource's replicas: kubectl scale and KEDA set it. Defaults to 1."""
+    The scale subresource's replicas: kubectl scale and KEDA (minReplicaCount 0) set it. 0 scales the deployment to
+    zero: its ModelService route stays, answering the gateway's error for a backend without endpoints (503; 500 on
+    Envoy Gateway), and its ModelCache stays staged. No upper bound beyond what the
+    fleet holds: replicas that do not fit stay unscheduled. Defaults to 1."""
     cluster_selector: LabelSelector | None = None
     """Optional label selector to filter InferenceClusters. If omitted, all clusters are candidates."""
     model_cache_ref: LocalRef | None = None

@@ -9,6 +9,7 @@ no I/O, no environment (DESIGN.md section 2). `Rendered.files()` lays the result
 
 from modelplane.compose.cache import secret_placeholder, storage_class
 from modelplane.compose.gateways import bind_addresses, cluster_stack
+from modelplane.compose.stack import class_drivers
 from modelplane.compose.names import POOL as POOL_LABEL
 from modelplane.compose.renderer import Rendered, plan_warnings, render
 from modelplane.compose.routing import address_placeholder
@@ -29,6 +30,6 @@ from modelplane.compose.stack import (
 # renders must match on the nodes it provisions.
 __all__ = [
     "FLEET_GATEWAY", "GPU_TOLERATION", "INFERENCE_GATEWAY", "POOL_LABEL", "Addon", "Install", "Rendered", "Settings", "address_placeholder",
-    "bind_addresses", "cluster_stack", "plan_warnings", "render", "replica_path",
+    "bind_addresses", "class_drivers", "cluster_stack", "plan_warnings", "render", "replica_path",
     "secret_placeholder", "serving_stack", "storage_class",
 ]

@@ -141,8 +141,9 @@ def scaled_object(namespace: str, deployment: str, served_model: str, *, prometh
     """A KEDA ScaledObject that scales a ModelDeployment on vLLM's waiting requests (Prometheus trigger).
 
     The HPA KEDA creates sets `replicas` through the deployment's scale subresource to
-    ceil(waiting requests / threshold), between 1 and `max_replicas`. Never 0: a replica is a GPU node
-    or more, and the deployment's schema refuses 0.
+    ceil(waiting requests / threshold), between 1 and `max_replicas`. Not 0: the trigger reads the
+    engines' own metric, which no engine reports at zero, so nothing would scale it back up (the schema
+    admits 0 for a trigger that does not need a running engine: docs/scale-to-zero.md).
     """
     return {
         "apiVersion": "keda.sh/v1alpha1", "kind": "ScaledObject",

@@ -6,8 +6,10 @@ Invariants:
   `$(NAME)`, and a user variable of the same name replaces Modelplane's), the cache mount and,
   under the cache's rule, `--model=/mnt/models` after the user's args.
 - Injected env: in a gang, `MODELPLANE_LEADER_ADDRESS` and `MODELPLANE_RANK` (from the
-  `LWS_LEADER_ADDRESS`/`LWS_WORKER_INDEX` that LeaderWorkerSet prepends to every container's env);
-  in a prefill/decode engine, the NIXL side-channel address.
+  `LWS_LEADER_ADDRESS`/`LWS_WORKER_INDEX` that LeaderWorkerSet prepends to every container's env),
+  on a Dynamo cluster `MODELPLANE_LEADER_ADDRESS` only (`grove.gang_env`: Grove's rank variable
+  comes after the container's env, so it cannot be copied) and, with a ModelCache, the ModelExpress
+  client settings; in a prefill/decode engine, the NIXL side-channel address.
 - Every pod is pinned to its pool (`nodeSelector: modelplane.ai/pool`), tolerates the GPU taint and
   the deployment's tolerations, and mounts a memory-backed /dev/shm. Serving pods (Standalone,
   Leader) expose the serving port and are ready when `/health` answers.
@@ -16,8 +18,8 @@ Invariants:
 
 from __future__ import annotations
 
-from modelplane.api import Engine, Member, Role
-from modelplane.compose import cache, claims, names, prefill_decode
+from modelplane.api import Engine, Member, Role, ServingStack
+from modelplane.compose import cache, claims, grove, names, prefill_decode
 from modelplane.compose.replica import ReplicaContext, serving_port
 from modelplane.compose.stack import GPU_TOLERATION
 from modelplane.scheduling import MemberPlacement
@@ -89,9 +91,14 @@ def engine_container(ctx: ReplicaContext, engine: Engine, member: Member, placem
 
 def injected_env(ctx: ReplicaContext, engine: Engine) -> list[dict]:
     env: list[dict] = []
-    if engine.multi_node:
+    dynamo = ctx.stack is ServingStack.DYNAMO
+    if engine.multi_node and dynamo:
+        env += grove.gang_env(ctx.workload_name(engine), ctx.namespace)
+    elif engine.multi_node:
         env += [{"name": "MODELPLANE_LEADER_ADDRESS", "value": "$(LWS_LEADER_ADDRESS)"},
                 {"name": "MODELPLANE_RANK", "value": "$(LWS_WORKER_INDEX)"}]
+    if dynamo and ctx.cache is not None:
+        env += grove.modelexpress_env()
     if ctx.prefill_decode:
         env += prefill_decode.nixl_env()
     return env

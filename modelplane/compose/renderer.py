@@ -24,7 +24,7 @@ from typing import Any
 
 from modelplane.api import CONTROL_CLUSTER, Manifests, Problem, ServingMode
 from modelplane.cel import SelectorEvaluator
-from modelplane.compose import cache, files, gateways, prefill_decode, routing, selectors, serving, stack
+from modelplane.compose import cache, files, gateways, prefill_decode, routing, selectors, serving, stack, vendors
 from modelplane.compose import secrets as compose_secrets
 from modelplane.compose.findings import Finding, problem
 from modelplane.compose.replica import ReplicaContext
@@ -37,7 +37,7 @@ from modelplane.scheduling import Placement
 
 KIND_ORDER = ("Namespace", "GatewayClass", "Certificate", "Gateway", "SecurityPolicy", "Secret", "ServiceAccount", "Role",
               "RoleBinding", "ConfigMap", "PersistentVolumeClaim", "Job", "ResourceClaimTemplate", "Deployment",
-              "LeaderWorkerSet", "Service", "EndpointSlice", "BackendTLSPolicy", "InferencePool", "Backend", "HTTPRoute")
+              "LeaderWorkerSet", "PodCliqueSet", "Service", "EndpointSlice", "BackendTLSPolicy", "InferencePool", "Backend", "HTTPRoute")
 
 
 @dataclass(frozen=True)
@@ -88,7 +88,8 @@ def _render(manifests: Manifests, placement: Placement, settings: Settings, give
                  for cluster in fleet.clusters}
     endpoints = [routing.endpoint_view(ctx, addresses[ctx.cluster], fleet.gateway) for ctx in contexts]
     gateway, found = fleet_gateway(manifests, contexts, addresses, objects)
-    addons = {cluster.name: gateways.cluster_stack(cluster, settings, fleet.gateway) for cluster in fleet.clusters}
+    addons = {cluster.name: gateways.cluster_stack(cluster, settings, fleet.gateway, stack.class_drivers(fleet, cluster))
+              for cluster in fleet.clusters}
     if fleet.gateway is not None and fleet.gateway.host == CONTROL_CLUSTER:
         addons[CONTROL_CLUSTER] = gateways.control_stack(settings, fleet.gateway)
     return Rendered(
@@ -114,12 +115,14 @@ def manifest_findings(manifests: Manifests, settings: Settings, secrets: Collect
                       evaluator: SelectorEvaluator | None = None) -> list[Finding]:
     """The warnings that do not depend on the placement: every prefill/decode deployment's (placed or
     not), where ModelCache volumes have no ReadWriteMany class, selectors no published device
-    satisfies (evaluated with `evaluator`, the plan's if given), Secrets engines read that the stack
+    satisfies (evaluated with `evaluator`, the plan's if given), selectors that read one GPU vendor's
+    domain where the other vendor's classes are (`vendors`), Secrets engines read that the stack
     does not create, what the fleet gateway leaves open."""
     pairs = [d for d in manifests.workloads.deployments if d.spec.serving.mode is ServingMode.PREFILL_DECODE]
     return [*(Finding(deployment, loc, message, code) for deployment in pairs
               for loc, message, code in prefill_decode.warnings(deployment)),
             *cache.storage_findings(manifests, settings), *selectors.unsatisfiable(manifests, evaluator),
+            *vendors.cross_vendor(manifests),
             *compose_secrets.findings(manifests.workloads, secrets), *gateways.security_warnings(manifests.fleet.gateway)]
 
 
@@ -160,7 +163,7 @@ def fleet_gateway(manifests: Manifests, contexts: list[ReplicaContext], addresse
                             "on a fleet gateway; declare one to expose it", "no-fleet-gateway")
                     for service in work.services]
     gateway, routes, findings = routing.fleet_objects(fleet.gateway, work.services, [*contexts, *work.endpoints],
-                                                      addresses)
+                                                      addresses, work.deployments)
     for cluster, cluster_routes in routes.items():
         objects[cluster] += cluster_routes
     if fleet.gateway.host == CONTROL_CLUSTER:  # the ModelServices live there: their namespaces are the teams'
@@ -175,11 +178,11 @@ def replica_contexts(manifests: Manifests, placement: Placement, settings: Setti
     work = manifests.workloads
     contexts = []
     for replica in sorted(placement.replicas, key=lambda r: r.slot):
-        deployment = work.deployment(replica.deployment)
-        if deployment is None or manifests.fleet.cluster(replica.cluster) is None:
+        deployment, cluster = work.deployment(replica.deployment), manifests.fleet.cluster(replica.cluster)
+        if deployment is None or cluster is None:
             raise InvariantError(f"the placement names {replica.deployment} on {replica.cluster}, which the "
                                  "manifests do not declare")
-        contexts.append(ReplicaContext(deployment, replica, work.cache_of(deployment), settings))
+        contexts.append(ReplicaContext(deployment, replica, work.cache_of(deployment), settings, cluster.spec.stack))
     return contexts
 
 

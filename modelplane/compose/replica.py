@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from modelplane.api import Engine, Member, ModelCache, ModelDeployment, Role, ServingMode
+from modelplane.api import Engine, Member, ModelCache, ModelDeployment, Role, ServingMode, ServingStack
 from modelplane.api.workload import Container
 from modelplane.compose import names
 from modelplane.compose.settings import Settings
@@ -23,6 +23,9 @@ _PORT = re.compile(r"(?:^|\s)--port(?:=|\s+)(\d{1,5})(?=\s|$)")
 # A StatefulSet's pods carry `controller-revision-hash: <statefulset>-<10 chars>`, a label value of
 # at most 63 characters; LeaderWorkerSet names its worker StatefulSets `<lws>-<group index>`.
 LWS_NAME_LIMIT = 45
+# Grove refuses a PodCliqueSet whose name, scaling group name and clique name add up to more than 45
+# characters (its admission webhook, for the pods' hostnames); ours are `gang` and `leader`/`worker`.
+GROVE_NAME_LIMIT = 45 - len("gang") - len("leader")
 
 
 def serving_port(container: Container) -> int:
@@ -42,6 +45,8 @@ class ReplicaContext:
     replica: Replica
     cache: ModelCache | None
     settings: Settings
+    stack: ServingStack = ServingStack.STANDARD
+    """The serving stack of the replica's cluster: what a gang composes to and which scheduler runs its pods."""
 
     @property
     def name(self) -> str:
@@ -68,7 +73,10 @@ class ReplicaContext:
 
     def workload_name(self, engine: Engine) -> str:
         """The Deployment/LeaderWorkerSet (and Service) of one engine of this replica."""
-        limit = LWS_NAME_LIMIT if engine.multi_node else names.MAX_NAME
+        if not engine.multi_node:
+            limit = names.MAX_NAME
+        else:
+            limit = GROVE_NAME_LIMIT if self.stack is ServingStack.DYNAMO else LWS_NAME_LIMIT
         return names.name(self.name, engine.name, limit=limit)
 
     def engine_selector(self, engine: Engine) -> dict[str, str]:

@@ -50,8 +50,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 from urllib.parse import urlsplit
 
-from modelplane.api import API_VERSION, InferenceGateway, ModelEndpoint, ModelService
-from modelplane.compose import gateways, names, prefill_decode, serving, weights
+from modelplane.api import API_VERSION, InferenceGateway, ModelDeployment, ModelEndpoint, ModelService
+from modelplane.compose import gateways, idle, names, prefill_decode, serving, weights
 from modelplane.compose.findings import Finding
 from modelplane.compose.gateways import TLS, Destination
 from modelplane.compose.replica import ReplicaContext
@@ -113,11 +113,13 @@ class Target:
 
 
 def fleet_objects(gateway: InferenceGateway, services: Sequence[ModelService], endpoints: Sequence[Endpoint],
-                  addresses: Mapping[str, str]) -> tuple[list[dict], dict[str, list[dict]], list[Finding]]:
+                  addresses: Mapping[str, str], deployments: Sequence[ModelDeployment] = ()
+                  ) -> tuple[list[dict], dict[str, list[dict]], list[Finding]]:
     """The fleet Gateway with each service's objects (the gateway backend's); each cluster's service
     routes; warnings.
 
-    `addresses` holds every cluster's gateway address (or its placeholder).
+    `addresses` holds every cluster's gateway address (or its placeholder); `deployments` are read
+    only for those scaled to zero (`idle`), whose services keep their route.
     """
     backend = gateways.backend(gateway)
     fleet = gateways.gateway_objects(gateway, [s.namespace for s in services])
@@ -126,8 +128,12 @@ def fleet_objects(gateway: InferenceGateway, services: Sequence[ModelService], e
     for service in services:
         mine = [e for e in endpoints if e.namespace == service.namespace]
         shares, found = weights.endpoint_shares(service, [endpoint_labels(e) for e in mine])
-        findings += found
+        at_zero = idle.idle_matches(service, deployments)
+        findings += [f for f in found if not any(idle_selected(service, f, d) for d in at_zero)]
         selected = [(endpoint, share) for endpoint, share in zip(mine, shares) if share]
+        if not selected and at_zero:
+            fleet += idle.idle_objects(service, at_zero)
+            continue
         if not selected:
             findings.append(Finding(service, ("spec", "endpoints"), "no endpoint to route to, so the service is not "
                                     "published on the fleet gateway until one of its selectors matches",
@@ -143,6 +149,12 @@ def fleet_objects(gateway: InferenceGateway, services: Sequence[ModelService], e
         if not backend.PER_BACKEND_PATH:
             findings += path_warnings(service, selected)
     return fleet, clusters, findings
+
+
+def idle_selected(service: ModelService, finding: Finding, deployment: ModelDeployment) -> bool:
+    """Whether a group's "selects nothing" warning is answered by a deployment scaled to zero."""
+    group = service.spec.endpoints[finding.loc[2]]
+    return group.selector.matches(idle.idle_labels(deployment))
 
 
 def service_targets(gateway: InferenceGateway, service: ModelService, selected: list[tuple[Endpoint, Fraction]],

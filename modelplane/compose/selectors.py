@@ -25,7 +25,7 @@ from modelplane.cel.quantity import QuantityError, parse_quantity
 from modelplane.compose.findings import Finding
 
 CODE = "selector-matches-no-device"
-_READ = re.compile(r'device\.(attributes|capacity)\["([^"]+)"\]\.([A-Za-z_][A-Za-z0-9_]*)')
+READ = re.compile(r'device\.(attributes|capacity)\["([^"]+)"\]\.([A-Za-z_][A-Za-z0-9_]*)')
 _QUANTITY = re.compile(r'quantity\("([^"]*)"\)')
 
 
@@ -41,7 +41,7 @@ def unsatisfiable(manifests: Manifests, evaluator: SelectorEvaluator | None = No
     causes: dict[str, str | None] = {}  # per distinct selector (deployments repeat them): None when a device matches
     findings = []
     for deployment in manifests.workloads.deployments:
-        for loc, expression in _selectors(deployment):
+        for loc, expression in device_selectors(deployment):
             if expression not in causes:
                 causes[expression] = _unmatched(expression, devices, distinct, evaluator)
             cause = causes[expression]
@@ -50,7 +50,8 @@ def unsatisfiable(manifests: Manifests, evaluator: SelectorEvaluator | None = No
     return findings
 
 
-def _selectors(deployment: ModelDeployment) -> Iterator[tuple[tuple[str | int, ...], str]]:
+def device_selectors(deployment: ModelDeployment) -> Iterator[tuple[tuple[str | int, ...], str]]:
+    """(field path, CEL expression) of every device selector of the deployment, in order."""
     for e, engine in enumerate(deployment.spec.engines):
         for m, member in enumerate(engine.members):
             if member.node_selector is None:
@@ -75,7 +76,7 @@ def _cause(expression: str, devices: list[tuple[str, str, Device]], otherwise: s
     """The likely cause: a name no device publishes, a malformed quantity, else `otherwise`."""
     lead = "no device of any InferenceClass satisfies this selector, so no pool can ever run this member"
     published = {(section, domain): names for section, domain, names in _published(devices)}
-    for section, domain, name in _READ.findall(expression):
+    for section, domain, name in READ.findall(expression):
         names = published.get((section, domain))
         if names is None:
             domains = sorted({d for s, d in published if s == section})

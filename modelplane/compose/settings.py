@@ -36,6 +36,30 @@ class Settings:
     """LeaderWorkerSet chart `lws` at `oci://registry.k8s.io/lws/charts` (kubernetes-sigs/lws; the
     CRD the manifests are validated against is v0.9.0)."""
 
+    grove_version: str = "v0.1.0-alpha.6"
+    """Grove operator chart `grove-charts` at `oci://ghcr.io/ai-dynamo/grove` (ai-dynamo/grove
+    docs/installation.md), on `stack: Dynamo` clusters instead of LeaderWorkerSet; the PodCliqueSet CRD
+    the manifests are validated against is this tag's."""
+
+    kai_scheduler_version: str = "v0.16.8"
+    """KAI scheduler chart `kai-scheduler` at `oci://ghcr.io/nvidia/kai-scheduler` (NVIDIA/KAI-Scheduler
+    README), on `stack: Dynamo` clusters: it schedules every engine pod there."""
+
+    modelexpress_version: str = "0.4.1"
+    """ModelExpress server chart `modelexpress` (ai-dynamo/modelexpress helm/Chart.yaml 0.4.1), on
+    `stack: Dynamo` clusters, with its metadata CRDs (crds.yaml in the same tag's examples folder)."""
+
+    modelexpress_chart_repository: str = "https://helm.ngc.nvidia.com/nvidia/ai-dynamo"
+    """Where the ModelExpress chart is served from. The project's README installs it from its source tree
+    and names no repository; this default is NVIDIA's NGC repository of the Dynamo charts (not verified
+    to carry `modelexpress`): point it at your own mirror of the chart if it does not."""
+
+    amd_gpu_operator_version: str = "v1.5.0"
+    """AMD GPU Operator chart `gpu-operator-charts` at https://rocm.github.io/gpu-operator, on clusters with a
+    `gpu.amd.com` class. v1.5.0 is the first release that deploys AMD's DRA driver (`spec.draDriver` of its
+    DeviceConfig, exclusive with the device plugin; ROCm/gpu-operator release notes) and creates the
+    `gpu.amd.com` DeviceClass."""
+
     nfd_version: str = "0.18.3"
     """Node Feature Discovery chart at `oci://registry.k8s.io/nfd/charts` (its README's quick start).
     The DRA driver's kubelet plugin selects GPU nodes by NFD's `pci-10de.present` label."""

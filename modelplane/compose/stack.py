@@ -17,12 +17,12 @@ certificate itself by default, and the DRA driver's webhook is off by default).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from modelplane.api import ClusterSource, InferenceCluster
+from modelplane.api import ClusterSource, Fleet, InferenceCluster, ServingStack
 from modelplane.compose import names
 from modelplane.compose.settings import Settings
 
@@ -93,11 +93,13 @@ class Addon:
 
 
 def serving_stack(cluster: InferenceCluster, settings: Settings, before: tuple[Addon, ...] = (),
-                  after: tuple[Addon, ...] = (), inference_gateway: tuple[dict, ...] = ()) -> tuple[Addon, ...]:
+                  after: tuple[Addon, ...] = (), inference_gateway: tuple[dict, ...] = (),
+                  drivers: Collection[str] = ()) -> tuple[Addon, ...]:
     """The cluster's add-ons; `before` go first (Envoy Gateway waits for them) and `after` last: the
     fleet gateway's, on the cluster that hosts it (`gateways.cluster_stack`). `inference_gateway`: the
     cluster's inference Gateway and what it needs, when the fleet gateway reaches it over TLS
-    (`gateways.tls.cluster_gateway_objects`); else the plain-HTTP one."""
+    (`gateways.tls.cluster_gateway_objects`); else the plain-HTTP one. `drivers`: the DRA drivers of
+    its pools' classes (`class_drivers`), which pick the GPU vendors' add-ons (`gpu_addons`)."""
     inference_crds = Addon(
         name="gateway-api-inference-extension-crds", chart="", repository="", namespace="",
         version=settings.inference_extension_version,
@@ -112,23 +114,98 @@ def serving_stack(cluster: InferenceCluster, settings: Settings, before: tuple[A
         name="envoy-ai-gateway", chart="ai-gateway-helm", repository="oci://docker.io/envoyproxy",
         version=settings.ai_gateway_version, namespace=_AI_GATEWAY_NAMESPACE,
         depends_on=(ai_gateway_crds.name, envoy_gateway.name))
-    lws = Addon(name="lws", chart="lws", repository="oci://registry.k8s.io/lws/charts",
-                version=settings.lws_version, namespace="lws-system")
+    gangs = dynamo_addons(settings) if cluster.spec.stack is ServingStack.DYNAMO else (
+        Addon(name="lws", chart="lws", repository="oci://registry.k8s.io/lws/charts",
+              version=settings.lws_version, namespace="lws-system"),)
     nfd = Addon(name="node-feature-discovery", chart="node-feature-discovery", repository="oci://registry.k8s.io/nfd/charts",
                 version=settings.nfd_version, namespace="node-feature-discovery",
                 values={"worker": {"tolerations": [dict(GPU_TOLERATION)]}})
-    driver_root = _GKE_DRIVER_ROOT if cluster.spec.cluster.source is ClusterSource.GKE else "/"
-    dra = Addon(name="nvidia-dra-driver-gpu", chart="nvidia-dra-driver-gpu", repository="https://helm.ngc.nvidia.com/nvidia",
-                version=settings.dra_driver_version, namespace="nvidia-dra-driver-gpu",
-                values={"nvidiaDriverRoot": driver_root, "gpuResourcesEnabledOverride": True,
-                        "resources": {"gpus": {"enabled": True}, "computeDomains": {"enabled": False}},
-                        "kubeletPlugin": {"tolerations": [dict(GPU_TOLERATION)]}},
-                depends_on=(nfd.name,))
+    vendors = gpu_addons(cluster, settings, drivers, depends_on=(nfd.name,))
     gateway = Addon(name="inference-gateway", chart="", repository="", version="", namespace=SYSTEM_NAMESPACE,
                     objects=(namespace(SYSTEM_NAMESPACE), gateway_class(),
                              *(inference_gateway or (gateway_object(INFERENCE_GATEWAY, GATEWAY_PORT),))),
                     depends_on=(envoy_gateway.name,))
-    return (*before, inference_crds, envoy_gateway, ai_gateway_crds, ai_gateway, lws, nfd, dra, gateway, *after)
+    return (*before, inference_crds, envoy_gateway, ai_gateway_crds, ai_gateway, *gangs, nfd, *vendors, gateway, *after)
+
+
+NVIDIA_DRIVER = "gpu.nvidia.com"
+AMD_DRIVER = "gpu.amd.com"
+
+
+def class_drivers(fleet: Fleet, cluster: InferenceCluster) -> frozenset[str]:
+    """The DRA drivers of the devices of every class the cluster's pools name."""
+    classes = (fleet.inference_class(pool.class_name) for pool in cluster.spec.node_pools)
+    return frozenset(device.driver for klass in classes if klass is not None for device in klass.spec.devices)
+
+
+def gpu_addons(cluster: InferenceCluster, settings: Settings, drivers: Collection[str],
+               depends_on: tuple[str, ...]) -> tuple[Addon, ...]:
+    """The GPU vendors' DRA add-ons: AMD's GPU operator in DRA mode when a class has `gpu.amd.com`
+    devices; NVIDIA's DRA driver when one has `gpu.nvidia.com` devices, or when no class names either
+    (the stack's behaviour before AMD support: Synthetic or other devices). A mixed cluster gets both."""
+    addons: list[Addon] = []
+    if NVIDIA_DRIVER in drivers or AMD_DRIVER not in drivers:
+        driver_root = _GKE_DRIVER_ROOT if cluster.spec.cluster.source is ClusterSource.GKE else "/"
+        addons.append(Addon(
+            name="nvidia-dra-driver-gpu", chart="nvidia-dra-driver-gpu", repository="https://helm.ngc.nvidia.com/nvidia",
+            version=settings.dra_driver_version, namespace="nvidia-dra-driver-gpu",
+            values={"nvidiaDriverRoot": driver_root, "gpuResourcesEnabledOverride": True,
+                    "resources": {"gpus": {"enabled": True}, "computeDomains": {"enabled": False}},
+                    "kubeletPlugin": {"tolerations": [dict(GPU_TOLERATION)]}},
+            depends_on=depends_on))
+    if AMD_DRIVER in drivers:
+        # The operator's own NFD and KMM stay off: the stack installs NFD, and KMM only builds
+        # out-of-tree kernel drivers (`driver.enable: false` keeps the node's amdgpu driver).
+        addons.append(Addon(
+            name="amd-gpu-operator", chart="gpu-operator-charts", repository="https://rocm.github.io/gpu-operator",
+            version=settings.amd_gpu_operator_version, namespace="kube-amd-gpu",
+            values={"node-feature-discovery": {"enabled": False}, "kmm": {"enabled": False},
+                    "deviceConfig": {"spec": {"driver": {"enable": False},
+                                              "devicePlugin": {"enableDevicePlugin": False},
+                                              "draDriver": {"enable": True}}}},
+            depends_on=depends_on))
+    return tuple(addons)
+
+
+def dynamo_addons(settings: Settings) -> tuple[Addon, ...]:
+    """A `stack: Dynamo` cluster's gang add-ons, in place of LeaderWorkerSet: the KAI scheduler and its
+    `modelplane` queue, Grove, and a ModelExpress server keeping metadata only (its Kubernetes backend:
+    `ModelMetadata`/`ModelCacheEntry` objects, no weight volume)."""
+    kai = Addon(name="kai-scheduler", chart="kai-scheduler", repository="oci://ghcr.io/nvidia/kai-scheduler",
+                version=settings.kai_scheduler_version, namespace="kai-scheduler")
+    queue = Addon(name="kai-queue", chart="", repository="", version="", namespace="",
+                  objects=(kai_queue(),), depends_on=(kai.name,))
+    grove = Addon(name="grove", chart="grove-charts", repository="oci://ghcr.io/ai-dynamo/grove",
+                  version=settings.grove_version, namespace="grove-system", depends_on=(kai.name,))
+    mx_crds = Addon(name="modelexpress-crds", chart="", repository="", namespace="",
+                    version=settings.modelexpress_version,
+                    manifest_url=("https://raw.githubusercontent.com/ai-dynamo/modelexpress/"
+                                  f"v{settings.modelexpress_version}/examples/crds.yaml"))
+    modelexpress = Addon(
+        name=MODELEXPRESS, chart="modelexpress", repository=settings.modelexpress_chart_repository,
+        version=settings.modelexpress_version, namespace=MODELEXPRESS,
+        values={"imagePullSecrets": [], "persistence": {"enabled": False},
+                "serviceAccount": {"rbac": {"enabled": True}},
+                "env": {"MX_METADATA_BACKEND": "kubernetes", "MX_METADATA_NAMESPACE": MODELEXPRESS}},
+        depends_on=(mx_crds.name,))
+    return kai, queue, grove, mx_crds, modelexpress
+
+
+KAI_SCHEDULER = "kai-scheduler"
+"""The `schedulerName` of every engine pod on a Dynamo cluster."""
+KAI_QUEUE_LABEL = "kai.scheduler/queue"
+KAI_QUEUE = "modelplane"
+MODELEXPRESS = "modelexpress"
+MODELEXPRESS_ADDRESS = f"{MODELEXPRESS}.{MODELEXPRESS}.svc.cluster.local:8001"
+"""The chart's Service (release name = chart name, so `fullname` is the release's) on its default port 8001."""
+
+
+def kai_queue() -> dict:
+    """A top-level KAI queue without quota or limit: the placement already sized every pool, so the queue
+    must never hold a pod back."""
+    unbounded = {"quota": -1, "limit": -1, "overQuotaWeight": 1}
+    return {"apiVersion": "scheduling.run.ai/v2", "kind": "Queue", "metadata": {"name": KAI_QUEUE, "labels": names.managed()},
+            "spec": {"resources": {"cpu": dict(unbounded), "gpu": dict(unbounded), "memory": dict(unbounded)}}}
 
 
 def control_stack(settings: Settings, envoy_gateway: bool, before: tuple[Addon, ...] = (),

@@ -1,7 +1,9 @@
 """The workload of each engine of a replica: a Deployment, or a LeaderWorkerSet for a gang.
 
 Invariants:
-- A Standalone engine is an `apps/v1` Deployment with `replicas = copies`.
+- A Standalone engine is an `apps/v1` Deployment with `replicas = copies`; on a `stack: Dynamo`
+  cluster its pods are scheduled by the KAI scheduler, and a gang is a Grove PodCliqueSet instead of
+  a LeaderWorkerSet (`compose.grove`).
 - A Leader/Worker engine is a `leaderworkerset.x-k8s.io/v1` LeaderWorkerSet with
   `replicas = copies`, `size = 1 + worker.nodes`, the leader template from the Leader member and
   the worker template from the Worker member; a failed pod restarts its whole group.
@@ -19,8 +21,8 @@ Invariants:
 
 from __future__ import annotations
 
-from modelplane.api import Engine, Role
-from modelplane.compose import claims
+from modelplane.api import Engine, Role, ServingStack
+from modelplane.compose import claims, grove
 from modelplane.compose.pods import pod_template
 from modelplane.compose.replica import ReplicaContext
 
@@ -37,7 +39,11 @@ def engine_objects(ctx: ReplicaContext, engine: Engine) -> list[dict]:
     objects = [template for role in members
                if (template := claims.claim_template(ctx, workload, role, placements[role])) is not None]
     metadata = ctx.metadata(workload, **ctx.engine_selector(engine))
-    if engine.multi_node:
+    dynamo = ctx.stack is ServingStack.DYNAMO
+    if engine.multi_node and dynamo:
+        objects.append(grove.pod_clique_set(metadata, engine.copies, members[Role.WORKER].pods,
+                                            templates[Role.LEADER], templates[Role.WORKER]))
+    elif engine.multi_node:
         worker = members[Role.WORKER]
         objects.append({"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet", "metadata": metadata,
                         "spec": {"replicas": engine.copies, "startupPolicy": "LeaderCreated",
@@ -51,5 +57,6 @@ def engine_objects(ctx: ReplicaContext, engine: Engine) -> list[dict]:
                         "spec": {"replicas": engine.copies, "selector": {"matchLabels": ctx.engine_selector(engine)},
                                  "strategy": {"type": "RollingUpdate",
                                               "rollingUpdate": SURGE if placements[Role.STANDALONE].surge else NO_SURGE},
-                                 "template": templates[Role.STANDALONE]}})
+                                 "template": grove.kai_scheduled(templates[Role.STANDALONE]) if dynamo
+                                 else templates[Role.STANDALONE]}})
     return objects

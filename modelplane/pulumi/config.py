@@ -76,7 +76,8 @@ def read_stack_config(project_dir: Path) -> ModelplaneArgs:
     control = control_cluster(config, strict)
     manifests = control.manifests if control else load_manifests(project_dir, config.require_object("manifests"))
     secret_tree = config.get_object("secrets") or {}
-    return {"manifests": manifests, "strict": strict, "control_cluster": control,
+    observed = observed_clusters(manifests, secret_tree, control) if control is not None else {}
+    return {"manifests": manifests, "strict": strict, "control_cluster": control, "observed": observed,
             "settings": settings(config), "kubeconfigs": kubeconfigs(manifests, secret_tree, control),
             "credentials": credentials(manifests, config.get_object("credentials") or {}),
             "prerequisites_installed_on": prerequisites_installed_on(manifests, config.get("servingStack")),
@@ -145,6 +146,31 @@ def prerequisites_installed_on(manifests: Manifests, text: str | None) -> frozen
                               f"{', '.join(unknown)} (clusters: {', '.join(declared)}; {CONTROL_CLUSTER}: the control "
                               "cluster)")
     return frozenset(name for name in clusters if value.get(name, True))
+
+
+def observed_clusters(manifests: Manifests, secret_tree: Any, control: ControlCluster) -> dict[str, Any]:
+    """Control-cluster mode: each Existing cluster whose kubeconfig is known now, observed (Nodes,
+    ResourceSlices: `observe.py`), as the placement's `observed` input."""
+    from modelplane.pulumi.observe import observe_fleet  # the kubernetes client, only when used
+    from modelplane.scheduling.observed import observations_to_json
+
+    texts: dict[str, str] = {}
+    for cluster in manifests.fleet.clusters:
+        existing = cluster.spec.cluster.existing
+        if cluster.spec.cluster.source is not ClusterSource.EXISTING or existing is None:
+            continue
+        value: object = None
+        if existing.secret_ref is None and existing.kubeconfig is not None:
+            namespace, _, key = existing.kubeconfig.rpartition(":")
+            value = pulumi.runtime.get_config(f"{namespace or NAMESPACE}:{key}")
+        elif existing.secret_ref is not None:
+            ref = existing.secret_ref
+            value = _lookup(secret_tree, SECRET_NAMESPACE, ref.name, ref.key)
+            if not isinstance(value, str):
+                value = control.secret_value(SECRET_NAMESPACE, ref.name, ref.key)
+        if isinstance(value, str):
+            texts[cluster.name] = value
+    return observations_to_json(observe_fleet(manifests.fleet, texts))
 
 
 def kubeconfigs(manifests: Manifests, secret_tree: Any, control: ControlCluster | None = None

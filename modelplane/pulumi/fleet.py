@@ -33,7 +33,7 @@ from pulumi import ResourceOptions
 
 from modelplane.api import CONTROL_CLUSTER, Manifests, Workloads
 from modelplane.api import InferenceGateway as GatewayManifest
-from modelplane.compose import Settings, cluster_stack, render, secret_placeholder, storage_class
+from modelplane.compose import Settings, class_drivers, cluster_stack, render, secret_placeholder, storage_class
 from modelplane.compose.gateways import control_stack
 from modelplane.invariants import InvariantError, present
 from modelplane.pulumi.clusters import InferenceCluster, InferenceClusterArgs, ProviderSettings
@@ -81,6 +81,9 @@ class ModelplaneArgs(TypedDict):
     """Credentials sets by name (stack config `modelplane:credentials`): the cloud provider arguments
     of the clusters whose `credentials.name` picks them. Default: none, every cluster uses the
     stack's ambient provider configuration (and naming another set is an error)."""
+    observed: NotRequired[dict[str, Any]]
+    """What each workload cluster reported this run (`scheduling.observed.observations_to_json`; control-cluster
+    mode reads it, `pulumi/observe.py`): the placement plans against it. Default: every cluster as declared."""
     control_cluster: NotRequired[ControlCluster | None]
     """The control cluster the manifests were read from (stack config `modelplane:source: cluster`): after
     the workloads, `pulumi up` writes each object's status back to it (`status.FleetStatus`), and an
@@ -129,7 +132,8 @@ class Modelplane(pulumi.ComponentResource):
         child = ResourceOptions(parent=self)
 
         self.placement = FleetPlacement(f"{name}-placement", {"manifests": manifests,
-                                                              "strict": args.get("strict", False)}, child)
+                                                              "strict": args.get("strict", False),
+                                                              "observed": args.get("observed", {})}, child)
         self.placement.corrections.apply(lambda corrections: warn_corrections(corrections or [], self))
         held = known_placement(self.placement.placement).apply(pool_nodes)
         self.clusters, self.serving_stacks = {}, {}
@@ -144,7 +148,8 @@ class Modelplane(pulumi.ComponentResource):
             built = InferenceCluster(scope(name, cluster.name), cluster_args, aliased(child, cluster.name))
             self.clusters[cluster.name] = built
             self.serving_stacks[cluster.name] = ServingStack(serving_name(name, cluster.name), {
-                "cluster": cluster.name, "addons": cluster_stack(cluster, settings, fleet.gateway),
+                "cluster": cluster.name,
+                "addons": cluster_stack(cluster, settings, fleet.gateway, class_drivers(fleet, cluster)),
                 "provider": built.provider,
                 "anchor": built.anchor, "install_prerequisites": cluster.name in installed_on,
                 "skip_await": skip_await}, aliased(child, legacy_name(cluster.name, "serving")))

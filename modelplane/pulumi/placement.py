@@ -45,8 +45,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
 from collections.abc import Mapping
-from typing import Any, TypedDict
+from typing import Any, NotRequired, TypedDict
 
 import pulumi
 from pulumi.dynamic import (
@@ -66,15 +67,21 @@ from modelplane.api.served import object_key
 from modelplane.pulumi.collector import collector_paused
 from modelplane.scheduling import DeploymentStatus, Placement, StateError, place
 from modelplane.scheduling.diff import outline
+from modelplane.scheduling.observed import moves, observations_from_json, observe, report
 from modelplane.scheduling.placement import PLANNER_VERSION
 from modelplane.scheduling.verify import verify
 
 PLACEMENT_ID = "modelplane-placement"
-INPUTS = ("objects", "strict")
-"""The resource's inputs; `placement`, `deployments`, `manifests` and `corrections` are added by check()."""
+INPUTS = ("objects", "strict", "observed")
+"""The resource's inputs (`observed`: what each workload cluster reported, control-cluster mode only;
+`scheduling.observed.observations_to_json`); check() adds `placement`, `outages`, `capacity`,
+`deployments`, `manifests` and `corrections`."""
 SHOWN = ("deployments", "manifests", "corrections")
 """Added by check() for `pulumi preview --diff` to show (see the module docstring)."""
-STATE = (*INPUTS, "placement", *SHOWN)
+OBSERVED = ("outages", "capacity")
+"""Added by check() when clusters are observed: the outage clock, kept in state so it survives runs,
+and the capacity report (`scheduling.observed.report`)."""
+STATE = (*INPUTS, "placement", *OBSERVED, *SHOWN)
 HIDDEN = ("objects", "placement")
 """Left out of what `pulumi preview --diff` prints (`hide_diffs`): `deployments` and `manifests` say it short."""
 
@@ -115,6 +122,11 @@ class PlacementProvider(ResourceProvider):
             return self._place(olds, inputs)
 
     def _place(self, olds: dict[str, Any], inputs: dict[str, Any]) -> CheckResult:
+        try:
+            observations = observations_from_json(from_wire(inputs.get("observed") or {}))
+        except ValueError as error:
+            return CheckResult(inputs, [CheckFailure("observed", str(error))])
+        clock = {str(k): int(v) for k, v in (from_wire(olds.get("outages")) or {}).items()}
         objects = from_wire(inputs["objects"])
         try:
             # Where the gateway runs is not an input of the placement, and the program checked it.
@@ -131,7 +143,9 @@ class PlacementProvider(ResourceProvider):
                     f"the previous placement in the stack's state cannot be read ({error}); "
                     "fix it with `pulumi stack export`/`import` rather than losing every pin"))])
         corrections: list[str] = []
-        if previous is not None and _same_inputs(olds, inputs):
+        # While a cluster is down, time alone can move replicas: plan every run, never the unchanged path.
+        settled = not clock and all(seen.reachable for seen in observations.values())
+        if previous is not None and settled and _same_inputs(olds, inputs):
             if previous.planner != PLANNER_VERSION:
                 corrections.append(f"the placement was written by planner version {previous.planner or 'unknown'}, "
                                    f"this is version {PLANNER_VERSION}: planned again, every replica that holds "
@@ -140,9 +154,16 @@ class PlacementProvider(ResourceProvider):
             if not corrections:
                 return CheckResult(_unchanged(olds, inputs, objects, document, previous),
                                    _strict(inputs, previous.deployments))
-        placement = place(manifests.fleet, manifests.workloads, previous).model_copy(
-            update={"planner": PLANNER_VERSION})
-        return CheckResult({**inputs, "placement": placement.to_json(), **_shown(objects, placement, corrections)},
+        if not observations:
+            placement = place(manifests.fleet, manifests.workloads, previous).model_copy(
+                update={"planner": PLANNER_VERSION})
+            return CheckResult({**inputs, "placement": placement.to_json(), **_shown(objects, placement, corrections)},
+                               _strict(inputs, placement.deployments))
+        seen = observe(manifests.fleet, observations, clock, int(time.time()))  # the provider's clock, never the core's
+        placement = place(seen.fleet, manifests.workloads, previous).model_copy(update={"planner": PLANNER_VERSION})
+        observed = {"outages": dict(seen.outages), "capacity": report(seen, moves(previous, placement, seen))}
+        return CheckResult({**inputs, "placement": placement.to_json(), **observed,
+                            **_shown(objects, placement, corrections)},
                            _strict(inputs, placement.deployments))
 
     def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
@@ -171,11 +192,13 @@ def _unchanged(olds: dict[str, Any], inputs: dict[str, Any], objects: list[dict[
                document: dict[str, Any], previous: Placement) -> dict[str, Any]:
     """The checked inputs when the previous placement holds for these same inputs: the olds' document
     as it is, its `deployments` and `manifests` (they follow from the placement and the objects alone;
-    a state written before they existed gets them computed) and no corrections."""
+    a state written before they existed gets them computed), no corrections, and, when clusters are
+    observed, the olds' capacity report (no outage is running, or this path is not taken)."""
     shown = {key: olds[key] for key in ("deployments", "manifests") if isinstance(olds.get(key), dict)}
     if len(shown) < 2:
         shown = _shown(objects, previous, [])
-    return {**inputs, "placement": document, **shown, "corrections": []}
+    observed = {key: olds.get(key) for key in OBSERVED} if inputs.get("observed") else {}
+    return {**inputs, "placement": document, **observed, **shown, "corrections": []}
 
 
 def _shown(objects: list[dict[str, Any]], placement: Placement, corrections: list[str]) -> dict[str, Any]:
@@ -226,6 +249,9 @@ class FleetPlacementArgs(TypedDict):
     strict: bool
     """True: a deployment with fewer replicas scheduled than desired fails check() (an error).
     False (the stack default): it is reported with `pulumi.log.warn` and the rest converges."""
+    observed: NotRequired[dict[str, Any]]
+    """Control-cluster mode: what each workload cluster reported (`observations_to_json`); the placement
+    plans against it (`scheduling.observed`). Absent: every cluster as declared."""
 
 
 class FleetPlacement(Resource, module="modelplane", name="Placement"):
@@ -247,6 +273,8 @@ class FleetPlacement(Resource, module="modelplane", name="Placement"):
     def __init__(self, name: str, args: FleetPlacementArgs, opts: pulumi.ResourceOptions | None = None):
         props = {"objects": dump_objects(args["manifests"]), "strict": args["strict"],
                  "placement": None, "deployments": None, "manifests": None, "corrections": None}
+        if args.get("observed"):
+            props.update(observed=args["observed"], outages=None, capacity=None)
         hidden = pulumi.ResourceOptions(hide_diffs=list(HIDDEN))
         super().__init__(PlacementProvider(), name, props, pulumi.ResourceOptions.merge(opts, hidden))
 

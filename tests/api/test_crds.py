@@ -262,7 +262,7 @@ def _set(path: str, value: Any) -> Callable[[dict[str, Any]], None]:
 
 
 BAD = [
-    Bad("replicas below one", DEPLOYMENT, _set("spec.replicas", 0), "minimum", "spec.replicas: must be at least 1"),
+    Bad("replicas below zero", DEPLOYMENT, _set("spec.replicas", -1), "minimum", "spec.replicas: must be at least 0"),
     Bad("an unknown field (kubectl's server-side field validation)", DEPLOYMENT, _set("spec.replica", 1),
         "Additional properties", "unknown field 'replica'"),
     Bad("a duplicate engine name", DEPLOYMENT, lambda o: o["spec"]["engines"].append(copy.deepcopy(_engine(o))),

@@ -60,11 +60,11 @@ def test_plain_data_round_trips_through_load_objects() -> None:
 
 def test_load_objects_reports_problems_by_position() -> None:
     objects = dump_objects(load([EXAMPLES / "qwen3-8b"]))
-    objects[2]["spec"]["replicas"] = 0
+    objects[2]["spec"]["replicas"] = -1
     with pytest.raises(ManifestErrors) as errors:
         load_objects(objects, source="placement inputs")
     assert str(errors.value) == ("placement inputs:3: ModelDeployment ml-team/qwen3-8b: spec.replicas: must be at "
-                                 "least 1; got int 0")
+                                 "least 0; got int -1")
 
 
 SAFE_LOAD_CASES = {

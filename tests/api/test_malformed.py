@@ -111,7 +111,7 @@ CASES = [
     Bad("replicas as a string", swap(GOOD, "replicas: 1", "replicas: '1'"), "spec.replicas: expected an integer, got '1'"),
     Bad("replicas as a float", swap(GOOD, "replicas: 1", "replicas: 1.5"), "spec.replicas: expected an integer, got float 1.5"),
     Bad("replicas as a bool", swap(GOOD, "replicas: 1", "replicas: true"), "spec.replicas: expected an integer, got bool True"),
-    Bad("replicas out of range", swap(GOOD, "replicas: 1", "replicas: 100000"), "spec.replicas: must be at most 1000; got int 100000"),
+    Bad("replicas out of range", swap(GOOD, "replicas: 1", "replicas: -1"), "spec.replicas: must be at least 0; got int -1"),
     Bad("negative copies", swap(GOOD, "  - name: e\n", "  - name: e\n    copies: -2\n"), "spec.engines[0].copies: must be at least 1; got int -2"),
     Bad("a device count of zero", swap(GOOD, "count: 1", "count: 0"), "spec.engines[0].members[0].nodeSelector.devices[0].count: must be at least 1; got int 0"),
     Bad("a device count over 64", swap(GOOD, "count: 1", "count: 100"), "nodeSelector.devices[0].count: must be at most 64; got int 100"),

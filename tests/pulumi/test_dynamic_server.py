@@ -96,8 +96,8 @@ def test_the_engine_order_through_the_sdk_server(provider: provider_pb2_grpc.Res
 
 def test_check_failures_reach_the_engine_as_path_and_reason(provider: provider_pb2_grpc.ResourceProviderStub) -> None:
     broken = copy.deepcopy(DEMO)
-    next(o for o in broken if o["metadata"]["name"] == "qwen3-8b")["spec"]["replicas"] = 0
+    next(o for o in broken if o["metadata"]["name"] == "qwen3-8b")["spec"]["replicas"] = -1
     checked = provider.Check(provider_pb2.CheckRequest(urn=URN, olds=struct({}), news=news(broken)))
     index = next(i for i, o in enumerate(broken) if o["metadata"]["name"] == "qwen3-8b")
     assert [(f.property, f.reason) for f in checked.failures] == [
-        (f"objects[{index}].spec.replicas", "ModelDeployment ml-team/qwen3-8b: must be at least 1; got int 0")]
+        (f"objects[{index}].spec.replicas", "ModelDeployment ml-team/qwen3-8b: must be at least 0; got int -1")]

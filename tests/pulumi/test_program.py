@@ -280,7 +280,7 @@ def test_strict_mode_makes_an_unschedulable_deployment_an_error(tmp_path: Path) 
 
 
 def test_invalid_manifests_end_the_run_with_every_problem(tmp_path: Path) -> None:
-    broken = manifests_dir(tmp_path, replace=("replicas: 2", "replicas: 0"))
+    broken = manifests_dir(tmp_path, replace=("replicas: 2", "replicas: -1"))
     with pytest.raises(Exception, match=r"1 error\(s\) in the manifests:\n.*qwen.yaml:\d+: "
                                         r"ModelDeployment ml-team/qwen3-8b: spec.replicas"):
         run_program(Engine(preview=True), dev_config(**{"modelplane:manifests": [broken]}))

@@ -81,7 +81,12 @@ RULES: dict[type[BaseModel], tuple[Rule, ...]] = {
              ".nodePools"),
         Rule("self.cluster.source != 'Nebius' || self.nodePools.all(p, p.fabric.type != 'InfiniBand' || "
              "has(p.fabric.infiniband))",
-             "infiniband.fabric is required when fabric.type is InfiniBand on Nebius", ".nodePools")),
+             "infiniband.fabric is required when fabric.type is InfiniBand on Nebius", ".nodePools"),
+        # not a loader rule: a transition rule the API server alone can check (docs/dynamo.md)
+        Rule("!has(oldSelf.stack) || self.stack == oldSelf.stack",
+             "stack is immutable once set: a cluster's gangs would all be replaced (LeaderWorkerSet <-> Grove "
+             "PodCliqueSet); create a new InferenceCluster with the other stack and move the deployments to it",
+             ".stack")),
     ClusterSpec: tuple(_selects_block("source", value, block) for value, block in (  # ClusterSpec._block_matches_source
         ("GKE", "gke"), ("EKS", "eks"), ("AKS", "aks"), ("Nebius", "nebius"), ("Vultr", "vultr"),
         ("Existing", "existing"))),

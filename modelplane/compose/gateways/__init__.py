@@ -17,7 +17,7 @@ addresses.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 from modelplane.api import CONTROL_CLUSTER, GatewayBackend, InferenceCluster, InferenceGateway
 from modelplane.compose import stack
@@ -36,15 +36,17 @@ def backend(gateway: InferenceGateway) -> FleetGateway:
     return BACKENDS[gateway.spec.backend]
 
 
-def cluster_stack(cluster: InferenceCluster, settings: Settings, gateway: InferenceGateway | None) -> tuple[Addon, ...]:
+def cluster_stack(cluster: InferenceCluster, settings: Settings, gateway: InferenceGateway | None,
+                  drivers: Collection[str] = ()) -> tuple[Addon, ...]:
     """`stack.serving_stack`, with the gateway backend's CRDs first and its add-ons last on the
-    cluster that hosts the fleet gateway."""
+    cluster that hosts the fleet gateway; `drivers` as there (`stack.class_drivers`)."""
     inference_gateway = tls.cluster_gateway_objects(gateway, cluster.name)
     if gateway is None or gateway.host != cluster.name:
-        return stack.serving_stack(cluster, settings, inference_gateway=inference_gateway)
+        return stack.serving_stack(cluster, settings, inference_gateway=inference_gateway, drivers=drivers)
     implementation = backend(gateway)
     return stack.serving_stack(cluster, settings, before=implementation.crds(settings),
-                               after=implementation.addons(gateway, settings), inference_gateway=inference_gateway)
+                               after=implementation.addons(gateway, settings), inference_gateway=inference_gateway,
+                               drivers=drivers)
 
 
 def gateway_objects(gateway: InferenceGateway, namespaces: Sequence[str]) -> list[dict]:
