@@ -28,6 +28,7 @@ from modelplane.api.base import API_GROUP, API_VERSION
 from modelplane.api.documents import Document, parse_documents
 from modelplane.api.fleet import InferenceClass, InferenceCluster
 from modelplane.api.gateway import InferenceGateway
+from modelplane.api.guards import guard_problems
 from modelplane.api.manifests import Fleet, Manifest, Manifests, ObjectKey, Origin, Workloads, object_key
 from modelplane.api.messages import describe
 from modelplane.api.problems import ManifestErrors, Problem, Severity
@@ -205,6 +206,7 @@ def read_manifest(document: Document) -> Read:
         problems.append(origin.problem(key, ("metadata", "namespace"),
                                        f"{kind} is cluster-scoped: remove metadata.namespace", "cluster-scoped"))
         key = (kind, "", key[2])
+    problems.extend(guard_problems(data, origin, key))
     if kind == "ModelDeployment":
         data, origin, nested_problems = _flatten_nested_form(data, origin, key)
         problems.extend(nested_problems)

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from modelplane.api import ClusterSource, Fleet, InferenceCluster, Manifests, ModelCache, ModelDeployment, Workloads
+from modelplane.api.guards import SECRET_PREFIX
 from modelplane.api.workload import Container
 from modelplane.compose import names
 from modelplane.compose.findings import Finding
@@ -42,7 +43,7 @@ printf '%s' "$REPO@$REVISION" > {MARKER}
 def secret_placeholder(namespace: str, secret: str, key: str) -> str:
     """The value written into a delivered Secret in place of the token, for the Pulumi layer to
     replace with a secret Output (stack config `modelplane:secrets.<namespace>.<secret>.<key>`)."""
-    return f"modelplane-secret:{namespace}/{secret}/{key}"
+    return f"{SECRET_PREFIX}{namespace}/{secret}/{key}"
 
 
 def pvc_name(cache: ModelCache) -> str:

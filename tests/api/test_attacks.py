@@ -1,0 +1,79 @@
+"""A corpus of hostile and careless inputs (issue 23), each refused at validation with a problem
+that names the file, the object and the field.
+
+Each case is a GOOD manifest edited one way; the expected fragment is the field path and the start
+of the message, written by hand from the rule the case breaks.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from modelplane.api import ManifestErrors, load_sources
+
+GOOD = """\
+apiVersion: modelplane.ai/v1alpha1
+kind: ModelDeployment
+metadata:
+  name: m
+  namespace: attacker
+spec:
+  replicas: 1
+  engines:
+  - name: e
+    members:
+    - nodeSelector:
+        devices:
+        - name: gpu
+          selectors:
+          - cel: device.driver == "gpu.nvidia.com"
+      template:
+        metadata:
+          annotations: {note: x}
+        spec:
+          containers:
+          - name: engine
+            image: vllm
+            args: ["--a=1"]
+            env: [{name: A, value: b}]
+"""
+
+
+def errors(text: str) -> list[str]:
+    with pytest.raises(ManifestErrors) as raised:
+        load_sources([("m.yaml", text)])
+    return [str(problem) for problem in raised.value.errors]
+
+
+def edited(old: str, new: str) -> str:
+    assert old in GOOD
+    return GOOD.replace(old, new)
+
+
+def test_the_good_manifest_loads() -> None:
+    assert len(load_sources([("m.yaml", GOOD)]).workloads.deployments) == 1
+
+
+SECRET = "modelplane-secret:team-a/hf-token/HF_TOKEN"
+
+
+@pytest.mark.parametrize(("old", "new", "expected"), [
+    ('args: ["--a=1"]', f'args: ["--token={SECRET}"]', "spec.engines[0].members[0].template.spec.containers[0].args[0]"),
+    ("value: b}", f"value: '{SECRET}'}}", "spec.engines[0].members[0].template.spec.containers[0].env[0].value"),
+    ("note: x", f"note: '{SECRET}'", "spec.engines[0].members[0].template.metadata.annotations.note"),
+    ("note: x", f"'{SECRET}': x", f"spec.engines[0].members[0].template.metadata.annotations.{SECRET}"),
+    ("note: x", "note: MODELPLANE-SECRET:a/b/c", "spec.engines[0].members[0].template.metadata.annotations.note"),
+    ("image: vllm", "image: gke-us.gateway-address.modelplane.invalid/vllm",
+     "spec.engines[0].members[0].template.spec.containers[0].image"),
+])
+def test_the_placeholders_modelplane_fills_in_are_refused_in_user_text(old: str, new: str, expected: str) -> None:
+    found = [line for line in errors(edited(old, new)) if "Modelplane reserves" in line]
+    assert len(found) == 1 and found[0].startswith("m.yaml:")
+    assert f"ModelDeployment attacker/m: {expected}: holds " in found[0]
+
+
+def test_the_control_namespace_holds_no_workload() -> None:
+    found = errors(edited("namespace: attacker", "namespace: modelplane-system"))
+    assert found == ["m.yaml:5: ModelDeployment modelplane-system/m: metadata.namespace: namespace modelplane-system "
+                     "is the control plane's (it holds the fleet's credentials); put the object in your team's "
+                     "namespace"]
