@@ -56,7 +56,7 @@ _LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
 
 
 def check_dns_label(value: str) -> str:
-    if len(value) > 63 or not _DNS_LABEL.match(value):
+    if len(value) > 63 or not _DNS_LABEL.fullmatch(value):
         raise ValueError(f"{value!r} is not a DNS label: use at most 63 lowercase letters, digits and '-', "
                          "starting and ending with a letter or digit")
     return value
@@ -72,7 +72,7 @@ def check_dns1035_label(value: str) -> str:
 
 
 def check_dns_subdomain(value: str) -> str:
-    if len(value) > 253 or not _DNS_SUBDOMAIN.match(value):
+    if len(value) > 253 or not _DNS_SUBDOMAIN.fullmatch(value):
         raise ValueError(f"{value!r} is not a DNS subdomain: use at most 253 lowercase letters, digits, "
                          "'-' and '.', starting and ending with a letter or digit")
     return value
@@ -81,9 +81,9 @@ def check_dns_subdomain(value: str) -> str:
 def label_key_problem(key: str) -> str | None:
     """Why `key` is not a Kubernetes label key (`[prefix/]name`), or None."""
     prefix, _, name = key.rpartition("/")
-    if prefix and (len(prefix) > 253 or not _DNS_SUBDOMAIN.match(prefix)):
+    if prefix and (len(prefix) > 253 or not _DNS_SUBDOMAIN.fullmatch(prefix)):
         return f"label key {key!r} has an invalid prefix: it must be a DNS subdomain of at most 253 characters"
-    if len(name) > 63 or not _LABEL_NAME.match(name):
+    if len(name) > 63 or not _LABEL_NAME.fullmatch(name):
         return (f"label key {key!r} is invalid: the name part must be at most 63 letters, digits, '-', '_' "
                 "or '.', starting and ending with a letter or digit")
     return None
@@ -94,7 +94,7 @@ def check_labels(labels: dict[str, str]) -> dict[str, str]:
         problem = label_key_problem(key)
         if problem:
             raise ValueError(problem)
-        if len(value) > 63 or not _LABEL_VALUE.match(value):
+        if len(value) > 63 or not _LABEL_VALUE.fullmatch(value):
             raise ValueError(f"label {key}={value!r} has an invalid value: use at most 63 letters, digits, "
                              "'-', '_' or '.', starting and ending with a letter or digit (or empty)")
     return labels

@@ -94,7 +94,7 @@ _ENV_NAME = re.compile(r"^[-._a-zA-Z][-._a-zA-Z0-9]*$")
 
 
 def check_env_name(name: str) -> str:
-    if not _ENV_NAME.match(name):
+    if not _ENV_NAME.fullmatch(name):
         raise ValueError(f"{name!r} is not a valid environment variable name: use letters, digits, '_', '-' "
                          "and '.', not starting with a digit")
     return name
@@ -339,7 +339,7 @@ _HF_REPO = re.compile(r"^[A-Za-z0-9][-A-Za-z0-9_.]*/[A-Za-z0-9][-A-Za-z0-9_.]*$"
 
 
 def check_hf_repo(repo: str) -> str:
-    if len(repo) > 200 or not _HF_REPO.match(repo):
+    if len(repo) > 200 or not _HF_REPO.fullmatch(repo):
         raise ValueError(f"{repo!r} is not a Hugging Face repository id: use 'owner/name' (e.g. Qwen/Qwen3-8B)")
     return repo
 
@@ -406,7 +406,7 @@ _URL = re.compile(r"^https?://[^\s/?#]+(/[^\s]*)?$")
 
 
 def check_url(url: str) -> str:
-    if not _URL.match(url):
+    if not _URL.fullmatch(url):
         raise ValueError(f"{url!r} is not an http(s) URL: use http://host[:port]/path or https://...")
     return url
 
