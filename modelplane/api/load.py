@@ -60,15 +60,18 @@ def read_sources(paths: Sequence[str | Path]) -> tuple[list[tuple[str, str]], li
     for given in paths:
         path = Path(given)
         if path.is_dir():
-            files = sorted(f for f in path.rglob("*") if f.suffix in SUFFIXES and f.is_file()
+            # Not `is_file()`: a dangling symlink or an unreadable entry named *.yaml is an error
+            # (skipped, its deployments would look deleted), a directory named *.yaml is not a file.
+            files = sorted(f for f in path.rglob("*") if f.suffix in SUFFIXES and not f.is_dir()
                            and not any(part.startswith(".") for part in f.relative_to(path).parts))
             if not files:
                 problems.append(Problem(str(given), 0, message="directory holds no *.yaml or *.yml manifests",
                                         code="empty"))
-        elif path.is_file():
+        elif path.is_file() or path.exists():
             files = [path]
         else:
-            problems.append(Problem(str(given), 0, message="no such file or directory", code="missing-file"))
+            dangling = " (a symlink to a missing file)" if path.is_symlink() else ""
+            problems.append(Problem(str(given), 0, message=f"no such file or directory{dangling}", code="missing-file"))
             continue
         for file in files:
             text, problem = _read_text(file)
@@ -80,10 +83,13 @@ def read_sources(paths: Sequence[str | Path]) -> tuple[list[tuple[str, str]], li
 
 
 def _read_text(file: Path) -> tuple[str, Problem | None]:
+    if file.exists() and not file.is_file():  # a FIFO or a device would block or never end
+        return "", Problem(str(file), 0, message="is not a regular file", code="unreadable")
     try:
         data = file.read_bytes()
     except OSError as error:
-        return "", Problem(str(file), 0, message=f"cannot be read: {error.strerror}", code="unreadable")
+        dangling = " (a symlink to a missing file)" if file.is_symlink() and not file.exists() else ""
+        return "", Problem(str(file), 0, message=f"cannot be read: {error.strerror}{dangling}", code="unreadable")
     if b"\0" in data:
         return "", Problem(str(file), 0, message="is a binary file, not YAML text", code="binary")
     try:

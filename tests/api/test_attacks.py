@@ -77,3 +77,26 @@ def test_the_control_namespace_holds_no_workload() -> None:
     assert found == ["m.yaml:5: ModelDeployment modelplane-system/m: metadata.namespace: namespace modelplane-system "
                      "is the control plane's (it holds the fleet's credentials); put the object in your team's "
                      "namespace"]
+
+
+def test_a_dangling_symlink_in_a_manifests_folder_is_an_error(tmp_path) -> None:
+    from modelplane.api import load
+    (tmp_path / "good.yaml").write_text(GOOD)
+    (tmp_path / "gone.yaml").symlink_to(tmp_path / "deleted.yaml")
+    with pytest.raises(ManifestErrors) as raised:
+        load([tmp_path])
+    assert [str(p) for p in raised.value.errors] == [
+        f"{tmp_path / 'gone.yaml'}: cannot be read: No such file or directory (a symlink to a missing file)"]
+    with pytest.raises(ManifestErrors, match="no such file or directory \\(a symlink to a missing file\\)"):
+        load([tmp_path / "gone.yaml"])
+
+
+def test_a_fifo_named_yaml_is_refused_without_blocking(tmp_path) -> None:
+    import os
+
+    from modelplane.api import load
+    os.mkfifo(tmp_path / "pipe.yaml")
+    with pytest.raises(ManifestErrors, match="pipe.yaml: is not a regular file"):
+        load([tmp_path])
+    with pytest.raises(ManifestErrors, match="pipe.yaml: is not a regular file"):
+        load([tmp_path / "pipe.yaml"])
