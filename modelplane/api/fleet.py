@@ -263,7 +263,7 @@ class NodePool(Model):
     """Shared: pods that claim part of a node's devices (1 of 8 GPUs) share nodes, packed only as tightly as any
     choice of nodes by the cluster's scheduler still places every pod; gang pods and pods that claim every device of
     a kind keep whole nodes. Exclusive: every pod that claims a device holds a whole node. Defaults to Shared."""
-    zero_downtime_rollouts: bool = False
+    zero_downtime_rollouts: Bool = False
     """Keep room on the pool for one more pod of every size placed on it, so each Standalone engine there rolls out
     by starting a new pod before stopping an old one (maxSurge 1, maxUnavailable 0). Costs up to a node of headroom
     per pod size. Gang engines still replace one group at a time. Defaults to false: one copy at a time, no room kept."""
