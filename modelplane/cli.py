@@ -67,7 +67,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         with collector_paused():
             return args.command(args)
     except InputError as error:
-        print(error, file=sys.stderr)
+        from modelplane.api.problems import printable
+
+        print(printable(str(error)), file=sys.stderr)
         return 1
 
 

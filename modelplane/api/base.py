@@ -109,11 +109,19 @@ def check_user_labels(labels: dict[str, str]) -> dict[str, str]:
     return labels
 
 
+ANNOTATIONS_LIMIT = 256 * 1024
+"""The most bytes of keys and values the Kubernetes API server accepts in one object's annotations."""
+
+
 def check_annotations(annotations: dict[str, str]) -> dict[str, str]:
     for key in sorted(annotations):
         problem = label_key_problem(key)
         if problem:
             raise ValueError(problem.replace("label key", "annotation key"))
+    size = sum(len(key.encode()) + len(value.encode()) for key, value in annotations.items())
+    if size > ANNOTATIONS_LIMIT:
+        raise ValueError(f"annotations total {size:,} bytes; Kubernetes accepts at most {ANNOTATIONS_LIMIT:,} "
+                         "(256 KiB) of keys and values per object")
     return annotations
 
 

@@ -146,10 +146,24 @@ class EnvVar(Model):
         return self
 
 
+_DOMAIN_PART = r"(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])"
+_PATH_PART = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
+_IMAGE = re.compile(rf"(?:{_DOMAIN_PART}(?:\.{_DOMAIN_PART})*(?::[0-9]+)?/)?{_PATH_PART}(?:/{_PATH_PART})*"
+                    r"(?::[\w][\w.-]{0,127})?(?:@[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,})?")
+"""An image reference as container runtimes read it (the grammar of distribution/reference)."""
+
+
+def check_image(image: str) -> str:
+    if not _IMAGE.fullmatch(image):
+        raise ValueError(f"{image!r} is not an image reference: use [registry[:port]/]path[:tag][@sha256:digest], "
+                         "with a lowercase path (e.g. vllm/vllm-openai:v0.23.0)")
+    return image
+
+
 class Container(Model):
     name: Str
     """Container name. The container named "engine" is the inference engine."""
-    image: Annotated[Str, Field(min_length=1, max_length=1024)]
+    image: Annotated[Str, Field(min_length=1, max_length=1024), AfterValidator(check_image)]
     """Container image."""
     command: tuple[Str, ...] = ()
     """The entrypoint, verbatim; empty runs the image's."""

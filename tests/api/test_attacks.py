@@ -100,3 +100,26 @@ def test_a_fifo_named_yaml_is_refused_without_blocking(tmp_path) -> None:
         load([tmp_path])
     with pytest.raises(ManifestErrors, match="pipe.yaml: is not a regular file"):
         load([tmp_path / "pipe.yaml"])
+
+
+def test_terminal_escapes_in_a_manifest_are_shown_escaped(tmp_path, capsys) -> None:
+    from modelplane.cli import main
+    hostile = tmp_path / "m\x1b[2J.yaml"
+    hostile.write_text(edited("name: m", 'name: "m\\e[31m\\u202e"'))
+    assert main(["validate", str(hostile)]) == 1
+    err = capsys.readouterr().err
+    assert "\x1b" not in err and "\u202e" not in err
+    assert "m\\x1b[2J.yaml:4: ModelDeployment attacker/m\\x1b[31m\\u202e: metadata.name: " in err
+
+
+@pytest.mark.parametrize(("old", "new", "expected"), [
+    ("note: x", "note: " + "x" * (256 * 1024), "spec.engines[0].members[0].template.metadata.annotations: "
+     "annotations total 262,148 bytes; Kubernetes accepts at most 262,144"),
+    ("image: vllm", 'image: "vllm\\0"', "spec.engines[0].members[0].template.spec.containers[0].image: "
+     "'vllm\\x00' is not an image reference"),
+    ("image: vllm", 'image: "vllm:latest --privileged"', "containers[0].image: 'vllm:latest --privileged' "
+     "is not an image reference"),
+    ("args: [\"--a=1\"]", "args: [\"" + "a" * 1_600_000 + "\"]", "ModelDeployment attacker/m: is 1,600,"),
+])
+def test_kubernetes_limits_and_image_references(old: str, new: str, expected: str) -> None:
+    assert any(expected in line for line in errors(edited(old, new))), errors(edited(old, new))
