@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from functools import cached_property
+from urllib.parse import urlsplit
 from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field, field_validator, model_validator
@@ -43,6 +44,7 @@ from modelplane.api.base import (
     bounded,
     require_unique,
 )
+from modelplane.api.endpoints import endpoint_host_problem
 from modelplane.api.status import ModelDeploymentStatus, ModelServiceStatus
 from modelplane.cel import SelectorError, check_selector
 
@@ -433,9 +435,20 @@ def check_path(path: str) -> str:
 
 class ModelEndpointSpec(Model):
     url: Annotated[Str, AfterValidator(check_url)]
-    """The endpoint's base URL (http:// or https://)."""
+    """The endpoint's base URL (http:// or https://); never loopback, link-local, a cloud metadata service or a
+    name of the cluster's own service domain (`api.endpoints`)."""
     rewrite_path: Annotated[Str, AfterValidator(check_path)] | None = None
     """The path the service prefix is rewritten to before requests reach the endpoint (its API root)."""
+    allow_private_network: Bool = False
+    """Allow a private address or DNS name (10.0.0.0/8, 172.16.0.0/12, 192.168.0.0/16, 100.64.0.0/10, fc00::/7,
+    *.internal): the fleet gateway then proxies callers to that network. Off by default."""
+
+    @model_validator(mode="after")
+    def _not_inside(self) -> ModelEndpointSpec:
+        problem = endpoint_host_problem(urlsplit(self.url).hostname or "", self.allow_private_network)
+        if problem:
+            raise FieldError(("url",), problem)
+        return self
 
 
 class ModelEndpoint(Namespaced, Model):
