@@ -35,8 +35,10 @@ if TYPE_CHECKING:
 SHORT = 3
 """`plan --fail-on-short`'s exit code when a deployment cannot be fully placed."""
 
+INTERRUPTED = 130
+"""The exit code after Ctrl-C (128 + SIGINT, as shells report it)."""
 RENDER_RECORD = "_inventory/rendered-files.txt"
-"""Under `plan --render DIR`: the files the last render wrote, so the next removes the stale ones."""
+"""Under `--render DIR`: the files the render wrote (a folder holding others is not replaced)."""
 
 STRICT_HELP = "reject documents of other API groups (by default each is skipped with a warning)"
 CONTROL_CLUSTER_HELP = ("validate as control-cluster mode does: an InferenceGateway without spec.cluster runs on the "
@@ -71,6 +73,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         print(printable(str(error)), file=sys.stderr)
         return 1
+    except KeyboardInterrupt:
+        print("modelplane: interrupted", file=sys.stderr)
+        return INTERRUPTED
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -278,9 +283,7 @@ def _control_plane(args: argparse.Namespace) -> int:
         raise InputError(str(error)) from None
     directory = Path(args.render)
     files = control_plane_files(settings)
-    for name, text in files.items():
-        (directory / name).parent.mkdir(parents=True, exist_ok=True)
-        (directory / name).write_text(text)
+    _write_folder(directory, files, "--render")
     _write(f"wrote {', '.join(files)} to {directory}; once the Pulumi Kubernetes Operator runs, apply the numbered "
            f"files in order (docs/always-on.md)\n")
     return 0
@@ -364,38 +367,22 @@ def _write(text: str, out: str | None = None) -> None:
 
 
 def _render(manifests: Manifests, placement: Placement, directory: Path) -> None:
-    """Write the rendered files and remove those an earlier render into `directory` wrote and this one
-    does not (only files listed in its record). The render's warnings are `plan_warnings`'."""
+    """Write the rendered files as one folder (`atomic.write_folder`: whole, stale files gone). The
+    render's warnings are `plan_warnings`'."""
     from modelplane.compose import render
 
-    rendered = render(manifests, placement)
-    files = rendered.files()
-    record = directory / RENDER_RECORD
+    _write_folder(directory, render(manifests, placement).files(), "--render")
+
+
+def _write_folder(directory: Path, files: dict[str, str], option: str) -> None:
+    from modelplane.atomic import RenderError, write_folder
+
     try:
-        earlier = record.read_text().splitlines() if record.is_file() else []
-        for relative, text in files.items():
-            target = directory / relative
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(text)
-        for relative in sorted(set(earlier) - set(files)):
-            _remove_stale(directory, relative)
-        record.write_text("".join(f"{relative}\n" for relative in files))
-    except OSError as error:
-        where = error.filename or directory
-        raise InputError(f"--render {directory}: cannot write {where}: {error.strerror}") from None
-
-
-def _remove_stale(directory: Path, relative: str) -> None:
-    """Delete one file of an earlier render and the folders it leaves empty, never outside `directory`."""
-    root = directory.resolve()
-    target = (directory / relative).resolve()
-    if root not in target.parents:
-        return
-    target.unlink(missing_ok=True)
-    for folder in target.parents:
-        if folder == root or any(folder.iterdir()):
-            return
-        folder.rmdir()
+        write_folder(directory, files, RENDER_RECORD)
+    except (RenderError, OSError) as error:
+        reason = error if isinstance(error, RenderError) else f"cannot write {error.filename or directory}: " \
+                                                               f"{error.strerror}"
+        raise InputError(f"{option} {directory}: {reason}") from None
 
 
 if __name__ == "__main__":
