@@ -292,17 +292,18 @@ def _control_plane(args: argparse.Namespace) -> int:
 def _reconcile(args: argparse.Namespace) -> int:
     from datetime import UTC, datetime
 
-    from kubernetes import client, config
+    from kubernetes import client
     from kubernetes.client.exceptions import ApiException
     from urllib3.exceptions import HTTPError
 
     from modelplane.compose.control_plane import RECONCILE_REQUEST, STACK_API, ControlPlaneSettings
+    from modelplane.kubeconfig import KubeconfigError, client_from_file
 
     name, namespace = ControlPlaneSettings(stack=args.stack).stack_resource, args.namespace
     try:
-        api = config.new_client_from_config(config_file=args.kubeconfig, context=args.context)
-    except (config.ConfigException, OSError) as error:
-        raise InputError(f"cannot load a kubeconfig: {error}") from None
+        api = client_from_file(args.kubeconfig, args.context)
+    except KubeconfigError as error:
+        raise InputError(f"the kubeconfig {args.kubeconfig or '(default)'} {error}") from None
     requested = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     group, version = STACK_API.split("/")
     try:

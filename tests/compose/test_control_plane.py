@@ -123,4 +123,10 @@ def test_render_refuses_a_resync_below_the_operators_minimum(tmp_path: Path, cap
 
 def test_reconcile_without_a_usable_kubeconfig_says_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["reconcile", "--stack", "prod", "--kubeconfig", str(tmp_path / "absent")]) == 1
-    assert capsys.readouterr().err.startswith("cannot load a kubeconfig: ")
+    assert capsys.readouterr().err == f"the kubeconfig {tmp_path / 'absent'} cannot be read: no such file\n"
+    for text, message in [("users: [{name: a, user: {token: s3cr3t}}\n  bad: [\n", "is not YAML (line 2, column 3)"),
+                          ("clusters: 5\nusers: [{name: a, user: {token: s3cr3t}}]\n", "is not a kubeconfig: ")]:
+        (tmp_path / "broken").write_text(text)
+        assert main(["reconcile", "--kubeconfig", str(tmp_path / "broken")]) == 1
+        err = capsys.readouterr().err
+        assert err.startswith(f"the kubeconfig {tmp_path / 'broken'} {message}") and "s3cr3t" not in err

@@ -163,8 +163,21 @@ def test_without_a_kubeconfig_outside_a_pod_the_error_names_the_key(monkeypatch:
     monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
     with pytest.raises(ControlClusterError, match="modelplane:controlKubeconfig is not set and this is not a pod"):
         connect(None)
-    with pytest.raises(ControlClusterError, match="modelplane:controlKubeconfig is not a usable kubeconfig"):
+    with pytest.raises(ControlClusterError, match="modelplane:controlKubeconfig names no usable cluster, user and"):
         connect("apiVersion: v1\nkind: Config\nclusters: []\n")
+
+
+@pytest.mark.parametrize(("kubeconfig", "message"), [
+    ("apiVersion: v1\nusers: [{name: a, user: {token: s3cr3t-t0ken}}\n  bad: [\n", "is not YAML (line 3, column 3)"),
+    ("apiVersion: v1\nclusters: 5\nusers: [{name: a, user: {token: s3cr3t-t0ken}}]\n", "names no usable cluster"),
+    ("apiVersion: v1\ncurrent-context: s3cr3t-t0ken\nusers: [{name: a, user: {token: s3cr3t-t0ken}}]\n",
+     "names no usable cluster"),
+])
+def test_a_malformed_kubeconfig_error_quotes_none_of_it(kubeconfig: str, message: str) -> None:
+    with pytest.raises(ControlClusterError) as raised:
+        connect(kubeconfig)
+    assert f"modelplane:controlKubeconfig {message}" in str(raised.value)
+    assert "s3cr3t" not in str(raised.value) and "token" not in str(raised.value)
 
 
 def test_a_missing_secret_or_key_is_none() -> None:
