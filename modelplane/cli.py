@@ -135,6 +135,9 @@ def _parser() -> argparse.ArgumentParser:
     control.add_argument("--env", action="append", metavar="KEY", help="a key of the Secret modelplane-pulumi "
                          "the workspace gets as environment (repeat; default: PULUMI_ACCESS_TOKEN)")
     control.add_argument("--namespace", default="modelplane-system", help="the Stack's namespace")
+    control.add_argument("--kubeconfig-secret", action="append", metavar="NAME", help="a Secret in the namespace "
+                         "holding an Existing cluster's kubeconfig (existing.secretRef), the only Secrets the "
+                         "workspace may read (repeat)")
     control.add_argument("--resync", type=int, default=60, metavar="SECONDS",
                          help="how often the operator re-runs the stack (at least 60, the default)")
     control.set_defaults(command=_control_plane)
@@ -278,7 +281,8 @@ def _control_plane(args: argparse.Namespace) -> int:
     try:
         settings = ControlPlaneSettings(stack=args.stack, image=args.image, backend=args.backend,
                                         env_keys=tuple(args.env or ("PULUMI_ACCESS_TOKEN",)),
-                                        namespace=args.namespace, resync_seconds=args.resync)
+                                        namespace=args.namespace, resync_seconds=args.resync,
+                                        kubeconfig_secrets=tuple(args.kubeconfig_secret or ()))
     except ValueError as error:
         raise InputError(str(error)) from None
     directory = Path(args.render)

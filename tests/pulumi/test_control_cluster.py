@@ -47,7 +47,7 @@ def cluster(monkeypatch: pytest.MonkeyPatch) -> Iterator[RecordedCluster]:
 def cluster_config(**overrides: Any) -> tuple[dict[str, str], list[str]]:
     return dev_config(**{"modelplane:manifests": None, "modelplane:onpremKubeconfig": None,
                          "modelplane:source": "cluster", "modelplane:controlKubeconfig": {"secure": CONTROL_KUBECONFIG},
-                         **overrides})
+                         "modelplane:kubeconfigSecrets": ["onprem-us-east-kubeconfig"], **overrides})
 
 
 def written(recorded: RecordedCluster) -> list[str]:
@@ -131,6 +131,12 @@ def test_strict_mode_fails_on_an_invalid_object(cluster: RecordedCluster) -> Non
     with pytest.raises(pulumi.RunError, match=r"2 error\(s\) in the control cluster's objects:\ncontrol cluster: "
                                               r"ModelCache ml-team/coder: spec.huggingFace.repo"):
         run_program(Engine(preview=True), cluster_config(**{"modelplane:strict": True}))
+
+
+def test_a_secret_ref_outside_the_control_planes_list_is_refused(cluster: RecordedCluster) -> None:
+    with pytest.raises(pulumi.RunError, match="names Secret 'onprem-us-east-kubeconfig', which the control plane may "
+                                              "not read \\(it may read: modelplane-pulumi\\)"):
+        run_program(Engine(preview=True), cluster_config(**{"modelplane:kubeconfigSecrets": ["modelplane-pulumi"]}))
 
 
 def test_a_kubeconfig_secret_that_is_nowhere_is_an_error_naming_both_places(cluster: RecordedCluster) -> None:
