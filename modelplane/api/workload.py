@@ -191,11 +191,28 @@ class PodSpec(Model):
     """Secrets in the deployment's namespace for pulling private images."""
 
 
+_CONFINEMENT_PREFIXES = ("container.apparmor.security.beta.kubernetes.io/", "seccomp.security.alpha.kubernetes.io/",
+                         "container.seccomp.security.alpha.kubernetes.io/")
+_CONFINED = frozenset({"runtime/default", "docker/default"})
+
+
+def check_pod_annotations(annotations: dict[str, str]) -> dict[str, str]:
+    """Refuse the annotations that loosen a pod's AppArmor or seccomp confinement (`unconfined`, a
+    node-local profile): only the runtime's default profile may be named."""
+    for key, value in sorted(annotations.items()):
+        if (key.startswith(_CONFINEMENT_PREFIXES) or key == "seccomp.security.alpha.kubernetes.io/pod") \
+                and value not in _CONFINED:
+            raise ValueError(f"annotation {key}: {value!r} would weaken the pod's AppArmor/seccomp confinement; "
+                             "Modelplane's pods run with the runtime's default profile (allowed: "
+                             f"{', '.join(sorted(_CONFINED))}, or leave it out)")
+    return annotations
+
+
 class PodMetadata(Model):
     labels: UserLabels = Field(default_factory=dict)
     """Labels applied to the member's pods (not the modelplane.ai keys Modelplane sets)."""
-    annotations: Annotations = Field(default_factory=dict)
-    """Annotations applied to the member's pods."""
+    annotations: Annotated[Annotations, AfterValidator(check_pod_annotations)] = Field(default_factory=dict)
+    """Annotations applied to the member's pods; never ones that weaken AppArmor or seccomp (`unconfined`)."""
 
 
 class PodTemplate(Model):

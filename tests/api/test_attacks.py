@@ -123,3 +123,20 @@ def test_terminal_escapes_in_a_manifest_are_shown_escaped(tmp_path, capsys) -> N
 ])
 def test_kubernetes_limits_and_image_references(old: str, new: str, expected: str) -> None:
     assert any(expected in line for line in errors(edited(old, new))), errors(edited(old, new))
+
+
+@pytest.mark.parametrize("annotation", [
+    "container.apparmor.security.beta.kubernetes.io/engine: unconfined",
+    "container.apparmor.security.beta.kubernetes.io/engine: localhost/permissive",
+    "seccomp.security.alpha.kubernetes.io/pod: unconfined",
+    "container.seccomp.security.alpha.kubernetes.io/engine: Unconfined",
+])
+def test_annotations_that_weaken_confinement_are_refused(annotation: str) -> None:
+    found = errors(edited("note: x", annotation))
+    assert len(found) == 1 and "spec.engines[0].members[0].template.metadata.annotations: annotation " in found[0]
+    assert "would weaken the pod's AppArmor/seccomp confinement" in found[0]
+
+
+def test_the_runtime_default_profile_may_be_named() -> None:
+    text = edited("note: x", "container.apparmor.security.beta.kubernetes.io/engine: runtime/default")
+    assert load_sources([("m.yaml", text)]).workloads.deployments
