@@ -12,6 +12,7 @@ from collections.abc import Iterator, Sequence
 from urllib.parse import urlsplit
 
 from modelplane.api.base import ClusterSource, Provider
+from modelplane.api.collisions import rendered_name_collisions
 from modelplane.api.fleet import InferenceClass, InferenceCluster
 from modelplane.api.gateway import UPSTREAM_NAME, InferenceGateway
 from modelplane.api.manifests import Manifest, ObjectKey, Origin, object_key
@@ -32,6 +33,7 @@ def check_references(objects: Sequence[Located], declared: set[ObjectKey], contr
     yield from gateways(objects, declared, control_cluster)
     yield from gangs_without_cache(objects)
     yield from endpoint_loops(objects)
+    yield from rendered_name_collisions(objects)
 
 
 def duplicate_objects(objects: Sequence[Located]) -> Iterator[Problem]:

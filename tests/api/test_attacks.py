@@ -140,3 +140,69 @@ def test_annotations_that_weaken_confinement_are_refused(annotation: str) -> Non
 def test_the_runtime_default_profile_may_be_named() -> None:
     text = edited("note: x", "container.apparmor.security.beta.kubernetes.io/engine: runtime/default")
     assert load_sources([("m.yaml", text)]).workloads.deployments
+
+
+FLEET = """\
+apiVersion: modelplane.ai/v1alpha1
+kind: InferenceCluster
+metadata: {name: c}
+spec:
+  cluster: {source: Existing, existing: {kubeconfig: cKubeconfig}}
+  nodePools:
+  - {name: p, className: k, nodeCount: 1}
+---
+apiVersion: modelplane.ai/v1alpha1
+kind: InferenceClass
+metadata: {name: k}
+spec:
+  devices:
+  - name: gpu
+    driver: gpu.nvidia.com
+    deviceClassName: gpu.nvidia.com
+"""
+
+
+def deployment(name: str, engine: str) -> str:
+    return GOOD.replace("name: m\n", f"name: {name}\n").replace("- name: e\n", f"- name: {engine}\n")
+
+
+def test_deployments_whose_names_join_to_one_rendered_name_are_refused_naming_both() -> None:
+    with pytest.raises(ManifestErrors) as raised:
+        load_sources([("fleet.yaml", FLEET), ("a.yaml", deployment("a", "b-c-0-d")),
+                      ("b.yaml", deployment("a-c-0-b", "d"))])
+    assert [str(p) for p in raised.value.errors] == [
+        "a.yaml:4: ModelDeployment attacker/a: metadata.name: renders an object named 'a-c-0-b-c-0-d', as "
+        "ModelDeployment attacker/a-c-0-b does (b.yaml:1): their names and engine names join to the same string; "
+        "rename one of them"]
+
+
+def test_names_that_only_share_a_prefix_load() -> None:
+    assert len(load_sources([("fleet.yaml", FLEET), ("a.yaml", deployment("a", "e")),
+                             ("b.yaml", deployment("a-c", "e"))]).workloads.deployments) == 2
+
+
+def test_a_prefill_decode_engine_named_like_the_endpoint_picker_is_refused() -> None:
+    text = (GOOD.replace("spec:\n  replicas: 1\n", "spec:\n  replicas: 1\n  serving: {mode: PrefillDecode}\n")
+            .replace("  - name: e\n", "  - name: epp\n    phase: Prefill\n"))
+    decode = text[text.index("  - name: epp"):].replace("name: epp\n    phase: Prefill", "name: d\n    phase: Decode")
+    with pytest.raises(ManifestErrors) as raised:
+        load_sources([("fleet.yaml", FLEET), ("m.yaml", text + decode)])
+    assert any("spec.engines[0].name: engine name 'epp' is the name of the replica's endpoint picker" in str(p)
+               for p in raised.value.errors), [str(p) for p in raised.value.errors]
+
+
+def test_two_caches_reading_one_secret_by_different_keys_are_refused() -> None:
+    cache = """\
+apiVersion: modelplane.ai/v1alpha1
+kind: ModelCache
+metadata: {name: NAME, namespace: ml}
+spec:
+  huggingFace: {repo: org/model, sizeGiB: 10, authSecret: {name: hf-token, key: KEY}}
+"""
+    with pytest.raises(ManifestErrors) as raised:
+        load_sources([("c1.yaml", cache.replace("NAME", "one").replace("KEY", "A")),
+                      ("c2.yaml", cache.replace("NAME", "two").replace("KEY", "B"))])
+    assert [str(p) for p in raised.value.errors] == [
+        "c2.yaml:5: ModelCache ml/two: spec.huggingFace.authSecret.key: ModelCache ml/one (c1.yaml:1) names Secret "
+        "'hf-token' with key 'A'; Modelplane creates that Secret once per namespace and cluster, so both caches must "
+        "read the same key (or name different Secrets)"]
