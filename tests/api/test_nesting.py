@@ -71,3 +71,12 @@ def test_a_document_at_the_limit_reads() -> None:
     text = "a: " + "[" * (MAX_DEPTH - 1) + "]" * (MAX_DEPTH - 1) + "\n"
     documents, problems = parse_documents("ok.yaml", text)
     assert problems == [] and len(documents) == 1
+
+
+def test_a_deep_document_under_the_compose_bound_is_refused_by_the_walk() -> None:
+    from modelplane.api.documents import COMPOSE_SAFE
+    text = "a: " + "[" * (MAX_DEPTH + 50) + "]" * (MAX_DEPTH + 50) + "\n"
+    assert MAX_DEPTH < nesting_bound(text) <= COMPOSE_SAFE
+    documents, problems = parse_documents("deep.yaml", text)
+    assert documents == [] and [(p.line, p.message) for p in problems] == [
+        (1, f"nests deeper than {MAX_DEPTH} levels; Modelplane reads at most {MAX_DEPTH} (flatten it)")]
