@@ -35,15 +35,18 @@ def rendered_name_collisions(objects: Sequence[Located]) -> Iterator[Problem]:
             yield origin.problem(object_key(deployment), ("spec", "engines", index, "name"), (
                 f"engine name {PICKER!r} is the name of the replica's endpoint picker in PrefillDecode mode; "
                 "name the engine otherwise"), "name-collision")
-        for (other_ns, other_name), (other, _) in sorted(deployments.items()):
-            if other_ns != namespace or not other_name.startswith(f"{name}-"):
+        # Only a deployment whose name starts another's (at a '-') can share a name with it.
+        prefixes = sorted({name[:at] for at, char in enumerate(name) if char == "-"})
+        for prefix in prefixes:
+            if (namespace, prefix) not in deployments:
                 continue
-            shared = sorted(_names(deployment, clusters) & _names(other, clusters))
+            shorter, shorter_origin = deployments[(namespace, prefix)]
+            shared = sorted(_names(shorter, clusters) & _names(deployment, clusters))
             if shared:
-                yield origin.problem(object_key(deployment), ("metadata", "name"), (
-                    f"renders an object named {shared[0]!r}, as ModelDeployment {other_ns}/{other_name} does "
-                    f"({origin_of(deployments[(other_ns, other_name)][1])}): their names and engine names join to "
-                    "the same string; rename one of them"), "name-collision")
+                yield shorter_origin.problem(object_key(shorter), ("metadata", "name"), (
+                    f"renders an object named {shared[0]!r}, as ModelDeployment {namespace}/{name} does "
+                    f"({origin_of(origin)}): their names and engine names join to the same string; rename one of "
+                    "them"), "name-collision")
     yield from _cache_secrets(objects)
 
 

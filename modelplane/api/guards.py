@@ -34,10 +34,13 @@ CONTROL_NAMESPACE = "modelplane-system"
 
 
 def guard_problems(data: Any, origin: Origin, key: ObjectKey) -> list[Problem]:
+    blob = orjson.dumps(data, default=str, option=orjson.OPT_NON_STR_KEYS)
+    lowered = blob.lower()  # JSON writes the markers' characters as they are: search once, walk only on a hit
     problems = [origin.problem(key, loc, f"holds {marker!r}, which Modelplane reserves for the values it fills in "
                                "itself (secrets, gateway addresses); remove it", "reserved-text")
-                for loc, marker in _placeholders(data, ())]
-    size = len(orjson.dumps(data, default=str, option=orjson.OPT_NON_STR_KEYS))
+                for loc, marker in _placeholders(data, ())] if any(
+        marker.encode() in lowered for marker in (SECRET_PREFIX, ADDRESS_SUFFIX)) else []
+    size = len(blob)
     if size > OBJECT_LIMIT:
         problems.append(origin.problem(key, (), f"is {size:,} bytes as JSON; a Kubernetes object holds at most "
                                        f"{OBJECT_LIMIT:,} (1.5 MiB): split it", "too-large"))
