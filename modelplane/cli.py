@@ -36,8 +36,10 @@ if TYPE_CHECKING:
 SHORT = 3
 """`plan --fail-on-short`'s exit code when a deployment cannot be fully placed."""
 
+INTERRUPTED = 130
+"""The exit code after Ctrl-C (128 + SIGINT, as shells report it)."""
 RENDER_RECORD = "_inventory/rendered-files.txt"
-"""Under `plan --render DIR`: the files the last render wrote, so the next removes the stale ones."""
+"""Under `--render DIR`: the files the render wrote (a folder holding others is not replaced)."""
 
 STRICT_HELP = "reject documents of other API groups (by default each is skipped with a warning)"
 CONTROL_CLUSTER_HELP = ("validate as control-cluster mode does: an InferenceGateway without spec.cluster runs on the "
@@ -66,11 +68,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return args.command(args)
     except InputError as error:
-        print(error, file=sys.stderr)
+        from modelplane.api.problems import printable
+
+        print(printable(str(error)), file=sys.stderr)
         return 1
     except InvariantError as error:
         print(f"modelplane: internal error, please report it: {error}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:
+        print("modelplane: interrupted", file=sys.stderr)
+        return INTERRUPTED
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -144,6 +151,9 @@ def _parser() -> argparse.ArgumentParser:
     control.add_argument("--env", action="append", metavar="KEY", help="a key of the Secret modelplane-pulumi "
                          "the workspace gets as environment (repeat; default: PULUMI_ACCESS_TOKEN)")
     control.add_argument("--namespace", default="modelplane-system", help="the Stack's namespace")
+    control.add_argument("--kubeconfig-secret", action="append", metavar="NAME", help="a Secret in the namespace "
+                         "holding an Existing cluster's kubeconfig (existing.secretRef), the only Secrets the "
+                         "workspace may read (repeat)")
     control.add_argument("--resync", type=int, default=60, metavar="SECONDS",
                          help="how often the operator re-runs the stack (at least 60, the default)")
     control.set_defaults(command=_control_plane)
@@ -326,14 +336,13 @@ def _control_plane(args: argparse.Namespace) -> int:
     try:
         settings = ControlPlaneSettings(stack=args.stack, image=args.image, backend=args.backend,
                                         env_keys=tuple(args.env or ("PULUMI_ACCESS_TOKEN",)),
-                                        namespace=args.namespace, resync_seconds=args.resync)
+                                        namespace=args.namespace, resync_seconds=args.resync,
+                                        kubeconfig_secrets=tuple(args.kubeconfig_secret or ()))
     except ValueError as error:
         raise InputError(str(error)) from None
     directory = Path(args.render)
     files = control_plane_files(settings)
-    for name, text in files.items():
-        (directory / name).parent.mkdir(parents=True, exist_ok=True)
-        (directory / name).write_text(text)
+    _write_folder(directory, files, "--render")
     _write(f"wrote {', '.join(files)} to {directory}; once the Pulumi Kubernetes Operator runs, apply the numbered "
            f"files in order (docs/always-on.md)\n")
     return 0
@@ -342,17 +351,18 @@ def _control_plane(args: argparse.Namespace) -> int:
 def _reconcile(args: argparse.Namespace) -> int:
     from datetime import UTC, datetime
 
-    from kubernetes import client, config
+    from kubernetes import client
     from kubernetes.client.exceptions import ApiException
     from urllib3.exceptions import HTTPError
 
     from modelplane.compose.control_plane import RECONCILE_REQUEST, STACK_API, ControlPlaneSettings
+    from modelplane.io.kubeconfig import KubeconfigError, client_from_file
 
     name, namespace = ControlPlaneSettings(stack=args.stack).stack_resource, args.namespace
     try:
-        api = config.new_client_from_config(config_file=args.kubeconfig, context=args.context)
-    except (config.ConfigException, OSError) as error:
-        raise InputError(f"cannot load a kubeconfig: {error}") from None
+        api = client_from_file(args.kubeconfig, args.context)
+    except KubeconfigError as error:
+        raise InputError(f"the kubeconfig {args.kubeconfig or '(default)'} {error}") from None
     requested = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     group, version = STACK_API.split("/")
     try:
@@ -417,38 +427,22 @@ def _write(text: str, out: str | None = None) -> None:
 
 
 def _render(manifests: Manifests, placement: Placement, directory: Path) -> None:
-    """Write the rendered files and remove those an earlier render into `directory` wrote and this one
-    does not (only files listed in its record). The render's warnings are `plan_warnings`'."""
+    """Write the rendered files as one folder (`atomic.write_folder`: whole, stale files gone). The
+    render's warnings are `plan_warnings`'."""
     from modelplane.compose import render
 
-    rendered = render(manifests, placement)
-    files = rendered.files()
-    record = directory / RENDER_RECORD
+    _write_folder(directory, render(manifests, placement).files(), "--render")
+
+
+def _write_folder(directory: Path, files: dict[str, str], option: str) -> None:
+    from modelplane.io.atomic import RenderError, write_folder
+
     try:
-        earlier = record.read_text().splitlines() if record.is_file() else []
-        for relative, text in files.items():
-            target = directory / relative
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(text)
-        for relative in sorted(set(earlier) - set(files)):
-            _remove_stale(directory, relative)
-        record.write_text("".join(f"{relative}\n" for relative in files))
-    except OSError as error:
-        where = error.filename or directory
-        raise InputError(f"--render {directory}: cannot write {where}: {error.strerror}") from None
-
-
-def _remove_stale(directory: Path, relative: str) -> None:
-    """Delete one file of an earlier render and the folders it leaves empty, never outside `directory`."""
-    root = directory.resolve()
-    target = (directory / relative).resolve()
-    if root not in target.parents:
-        return
-    target.unlink(missing_ok=True)
-    for folder in target.parents:
-        if folder == root or any(folder.iterdir()):
-            return
-        folder.rmdir()
+        write_folder(directory, files, RENDER_RECORD)
+    except (RenderError, OSError) as error:
+        reason = error if isinstance(error, RenderError) else f"cannot write {error.filename or directory}: " \
+                                                               f"{error.strerror}"
+        raise InputError(f"{option} {directory}: {reason}") from None
 
 
 if __name__ == "__main__":

@@ -130,7 +130,7 @@ def test_fail_on_short_exits_3_when_a_deployment_is_short(extra: list[str], code
 @pytest.mark.parametrize(("option", "value", "message"), [
     ("--out", "missing/plan.md", "--out {}: cannot write the file: No such file or directory"),
     ("--out", ".", "--out {}: cannot write the file: Is a directory"),
-    ("--render", "file.txt", "--render {}: cannot write {}/"),
+    ("--render", "file.txt", "--render {}: it exists and is not a folder"),
     ("--state", "missing.json", "{}: cannot read the state file: No such file or directory"),
     ("--state", ".", "{}: cannot read the state file: Is a directory"),
 ])

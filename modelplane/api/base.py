@@ -57,7 +57,7 @@ _LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
 
 
 def check_dns_label(value: str) -> str:
-    if len(value) > 63 or not _DNS_LABEL.match(value):
+    if len(value) > 63 or not _DNS_LABEL.fullmatch(value):
         raise ValueError(f"{value!r} is not a DNS label: use at most 63 lowercase letters, digits and '-', "
                          "starting and ending with a letter or digit")
     return value
@@ -73,7 +73,7 @@ def check_dns1035_label(value: str) -> str:
 
 
 def check_dns_subdomain(value: str) -> str:
-    if len(value) > 253 or not _DNS_SUBDOMAIN.match(value):
+    if len(value) > 253 or not _DNS_SUBDOMAIN.fullmatch(value):
         raise ValueError(f"{value!r} is not a DNS subdomain: use at most 253 lowercase letters, digits, "
                          "'-' and '.', starting and ending with a letter or digit")
     return value
@@ -82,9 +82,9 @@ def check_dns_subdomain(value: str) -> str:
 def label_key_problem(key: str) -> str | None:
     """Why `key` is not a Kubernetes label key (`[prefix/]name`), or None."""
     prefix, _, name = key.rpartition("/")
-    if prefix and (len(prefix) > 253 or not _DNS_SUBDOMAIN.match(prefix)):
+    if prefix and (len(prefix) > 253 or not _DNS_SUBDOMAIN.fullmatch(prefix)):
         return f"label key {key!r} has an invalid prefix: it must be a DNS subdomain of at most 253 characters"
-    if len(name) > 63 or not _LABEL_NAME.match(name):
+    if len(name) > 63 or not _LABEL_NAME.fullmatch(name):
         return (f"label key {key!r} is invalid: the name part must be at most 63 letters, digits, '-', '_' "
                 "or '.', starting and ending with a letter or digit")
     return None
@@ -95,7 +95,7 @@ def check_labels(labels: dict[str, str]) -> dict[str, str]:
         problem = label_key_problem(key)
         if problem:
             raise ValueError(problem)
-        if len(value) > 63 or not _LABEL_VALUE.match(value):
+        if len(value) > 63 or not _LABEL_VALUE.fullmatch(value):
             raise ValueError(f"label {key}={value!r} has an invalid value: use at most 63 letters, digits, "
                              "'-', '_' or '.', starting and ending with a letter or digit (or empty)")
     return labels
@@ -110,11 +110,19 @@ def check_user_labels(labels: dict[str, str]) -> dict[str, str]:
     return labels
 
 
+ANNOTATIONS_LIMIT = 256 * 1024
+"""The most bytes of keys and values the Kubernetes API server accepts in one object's annotations."""
+
+
 def check_annotations(annotations: dict[str, str]) -> dict[str, str]:
     for key in sorted(annotations):
         problem = label_key_problem(key)
         if problem:
             raise ValueError(problem.replace("label key", "annotation key"))
+    size = sum(len(key.encode()) + len(value.encode()) for key, value in annotations.items())
+    if size > ANNOTATIONS_LIMIT:
+        raise ValueError(f"annotations total {size:,} bytes; Kubernetes accepts at most {ANNOTATIONS_LIMIT:,} "
+                         "(256 KiB) of keys and values per object")
     return annotations
 
 

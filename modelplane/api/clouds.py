@@ -37,7 +37,7 @@ _VKE_VERSION = re.compile(r"^v1\.\d+\.\d+\+\d+$")
 
 
 def check_vke_version(version: str) -> str:
-    if not _VKE_VERSION.match(version):
+    if not _VKE_VERSION.fullmatch(version):
         raise ValueError(f"{version!r} is not a VKE version: Vultr needs the exact version with its build "
                          "suffix, e.g. v1.36.1+3 (list them with `vultr-cli kubernetes versions`)")
     return version
@@ -45,7 +45,7 @@ def check_vke_version(version: str) -> str:
 
 def check_aks_pool_name(name: str) -> str:
     """AKS names Linux node pools with 1-12 lowercase letters and digits, starting with a letter."""
-    if not re.match(r"^[a-z][a-z0-9]{0,11}$", name):
+    if not re.fullmatch(r"^[a-z][a-z0-9]{0,11}$", name):
         raise ValueError(f"{name!r} cannot name an AKS node pool: use 1-12 lowercase letters and digits, "
                          "starting with a letter (e.g. gpuh100)")
     return name

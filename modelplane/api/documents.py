@@ -10,11 +10,18 @@ Invariants: pure (takes text, no I/O); uses libyaml's C parser when available (D
 PyYAML's `safe_load` gives. The walk that records the lines also builds that data when the
 document only uses YAML's core schema without aliases or merge keys (every Kubernetes manifest),
 so PyYAML's constructor only runs for the rest.
+
+Nesting is bounded before libyaml composes (its C composer recurses once per level and overflows
+the C stack, a segfault, somewhere past ~10,000 levels): `nesting_bound(text)`, an upper bound read
+from the text alone, lets every ordinary file through to libyaml at once (up to `COMPOSE_SAFE`); a
+text over that bound has its events counted first. A document nested deeper than `MAX_DEPTH` is an
+error either way.
 """
 
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -38,6 +45,12 @@ _SCALARS: dict[str, Callable[[yaml.ScalarNode], Any]] = {
 # A document may reuse nodes through aliases; bound what it expands to so validation of a
 # "billion laughs" document cannot exhaust memory or time.
 MAX_EXPANDED_NODES = 1_000_000
+MAX_DEPTH = 200
+"""The deepest nesting read (a Kubernetes object nests ~20 levels; libyaml crashes past ~10,000)."""
+COMPOSE_SAFE = 2_000
+"""Up to this bound libyaml composes safely and the walk refuses what nests deeper than MAX_DEPTH;
+above it the events are counted first (the generated 1,000-deployment benchmark fleet bounds 1,815)."""
+_LEADING = re.compile(r"^[ \t?-]*", re.MULTILINE)
 
 
 class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
@@ -77,6 +90,10 @@ class Document:
 def parse_documents(file: str, text: str) -> tuple[list[Document], list[Problem]]:
     documents: list[Document] = []
     problems: list[Problem] = []
+    if nesting_bound(text) > COMPOSE_SAFE:
+        deep = _too_deep(text)
+        if deep:
+            return [], [_too_deep_problem(file, deep)]
     loader = _Loader(text)
     try:
         while loader.check_node():
@@ -87,11 +104,15 @@ def parse_documents(file: str, text: str) -> tuple[list[Document], list[Problem]
             walker = _LineWalker()
             try:
                 data = walker.walk(node, ())
+            except _TooDeep:
+                problems.append(_too_deep_problem(file, line))
+                continue
+            try:
                 # Without aliases a document holds exactly the values it writes.
                 size = walker.expanded_size(node) if walker.aliased else walker.values
-            except RecursionError:
+            except RecursionError:  # a chain of aliases, each nesting the one before
                 problems.append(Problem(file, line, code="yaml",
-                                        message="document nests too deeply to read; flatten it"))
+                                        message="document nests too deeply through YAML aliases; flatten it"))
                 continue
             if walker.problems:
                 problems.extend(Problem(file, ln, message=msg, code="yaml") for ln, msg in walker.problems)
@@ -115,6 +136,48 @@ def parse_documents(file: str, text: str) -> tuple[list[Document], list[Problem]
     finally:
         loader.dispose()
     return documents, problems
+
+
+def nesting_bound(text: str) -> int:
+    """At least the nesting depth of any document in `text`. A flow collection opens with `[` or
+    `{` (an empty `[]`/`{}` nests nothing inside it: the `+ 1`); a block collection nested in
+    another starts further right than its parent's entries, except a sequence written at its key's
+    column (so at most two levels per column); the column of a line's innermost block entry is at
+    most the length of its leading run of spaces, `-` and `?` plus one key."""
+    flow = text.count("[") - text.count("[]") + text.count("{") - text.count("{}") + 1
+    widest = max((len(run) for run in _LEADING.findall(text)), default=0)
+    return flow + 2 * (widest + 2)
+
+
+class _TooDeep(Exception):
+    """The walk went deeper than MAX_DEPTH."""
+
+
+def _too_deep_problem(file: str, line: int) -> Problem:
+    return Problem(file, line, code="yaml",
+                   message=f"nests deeper than {MAX_DEPTH} levels; Modelplane reads at most {MAX_DEPTH} (flatten it)")
+
+
+def _too_deep(text: str) -> int:
+    """The line where a document first nests deeper than MAX_DEPTH, or 0 (or 0 for text libyaml
+    cannot parse: `parse_documents` reports that as it always does)."""
+    starts, ends = (yaml.MappingStartEvent, yaml.SequenceStartEvent), (yaml.MappingEndEvent, yaml.SequenceEndEvent)
+    loader = _Loader(text)
+    depth = 0
+    try:
+        while loader.check_event():
+            event = loader.get_event()
+            if isinstance(event, starts):
+                depth += 1
+                if depth > MAX_DEPTH:
+                    return event.start_mark.line + 1
+            elif isinstance(event, ends):
+                depth -= 1
+    except yaml.YAMLError:
+        return 0
+    finally:
+        loader.dispose()
+    return 0
 
 
 def _is_empty(node: yaml.Node) -> bool:
@@ -144,6 +207,8 @@ class _LineWalker:
 
     def walk(self, node: yaml.Node, loc: Loc) -> Any:
         """Record the lines under `node` and return its data (meaningful only while `built`)."""
+        if len(loc) > MAX_DEPTH:
+            raise _TooDeep
         if id(node) in self._seen:  # an alias: its lines were recorded where it was defined
             self.aliased = True
             return None

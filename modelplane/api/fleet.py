@@ -53,7 +53,7 @@ def check_attribute_name(key: str) -> str:
     domain, _, name = key.rpartition("/")
     if domain and (len(domain) > 63 or label_key_problem(f"{domain}/x")):
         raise ValueError(f"{key!r} has an invalid domain {domain!r}: use a DNS subdomain of at most 63 characters")
-    if len(name) > 32 or not _C_IDENTIFIER.match(name):
+    if len(name) > 32 or not _C_IDENTIFIER.fullmatch(name):
         raise ValueError(f"{key!r} is not a valid attribute name: use a C identifier of at most 32 characters "
                          "(letters, digits, '_'), optionally prefixed by a domain ('nvidia.com/fp8')")
     return key
@@ -133,14 +133,14 @@ def check_price(value: object) -> object:
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         raise ValueError(f"write the price as a decimal string, perNodeHour: \"{value}\" (a YAML number is read as "
                          "a binary float)")
-    if isinstance(value, str) and not _PRICE.match(value):
+    if isinstance(value, str) and not _PRICE.fullmatch(value):
         raise ValueError(f"{value!r} is not a price: use a decimal string of at most 9 digits before and 6 after "
                          "the point, such as \"3.67\" (the amount per node per hour, not negative)")
     return value
 
 
 def check_currency(value: str) -> str:
-    if not _CURRENCY.match(value):
+    if not _CURRENCY.fullmatch(value):
         raise ValueError(f"{value!r} is not an ISO 4217 currency code: use three capital letters, such as USD or EUR")
     return value
 
@@ -270,7 +270,7 @@ class NodePool(Model):
     """Shared: pods that claim part of a node's devices (1 of 8 GPUs) share nodes, packed only as tightly as any
     choice of nodes by the cluster's scheduler still places every pod; gang pods and pods that claim every device of
     a kind keep whole nodes. Exclusive: every pod that claims a device holds a whole node. Defaults to Shared."""
-    zero_downtime_rollouts: bool = False
+    zero_downtime_rollouts: Bool = False
     """Keep room on the pool for one more pod of every size placed on it, so each Standalone engine there rolls out
     by starting a new pod before stopping an old one (maxSurge 1, maxUnavailable 0). Costs up to a node of headroom
     per pod size. Gang engines still replace one group at a time. Defaults to false: one copy at a time, no room kept."""

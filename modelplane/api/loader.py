@@ -28,6 +28,7 @@ from modelplane.api.base import API_GROUP, API_VERSION
 from modelplane.api.documents import Document, parse_documents
 from modelplane.api.fleet import InferenceClass, InferenceCluster
 from modelplane.api.gateway import InferenceGateway
+from modelplane.api.guards import guard_problems
 from modelplane.api.manifests import Fleet, Manifest, Manifests, ObjectKey, Origin, Workloads, object_key
 from modelplane.api.messages import describe
 from modelplane.api.problems import ManifestErrors, Problem, Severity
@@ -58,15 +59,18 @@ def read_sources(paths: Sequence[str | Path]) -> tuple[list[tuple[str, str]], li
     for given in paths:
         path = Path(given)
         if path.is_dir():
-            files = sorted(f for f in path.rglob("*") if f.suffix in SUFFIXES and f.is_file()
+            # Not `is_file()`: a dangling symlink or an unreadable entry named *.yaml is an error
+            # (skipped, its deployments would look deleted), a directory named *.yaml is not a file.
+            files = sorted(f for f in path.rglob("*") if f.suffix in SUFFIXES and not f.is_dir()
                            and not any(part.startswith(".") for part in f.relative_to(path).parts))
             if not files:
                 problems.append(Problem(str(given), 0, message="directory holds no *.yaml or *.yml manifests",
                                         code="empty"))
-        elif path.is_file():
+        elif path.is_file() or path.exists():
             files = [path]
         else:
-            problems.append(Problem(str(given), 0, message="no such file or directory", code="missing-file"))
+            dangling = " (a symlink to a missing file)" if path.is_symlink() else ""
+            problems.append(Problem(str(given), 0, message=f"no such file or directory{dangling}", code="missing-file"))
             continue
         for file in files:
             text, problem = _read_text(file)
@@ -78,10 +82,13 @@ def read_sources(paths: Sequence[str | Path]) -> tuple[list[tuple[str, str]], li
 
 
 def _read_text(file: Path) -> tuple[str, Problem | None]:
+    if file.exists() and not file.is_file():  # a FIFO or a device would block or never end
+        return "", Problem(str(file), 0, message="is not a regular file", code="unreadable")
     try:
         data = file.read_bytes()
     except OSError as error:
-        return "", Problem(str(file), 0, message=f"cannot be read: {error.strerror}", code="unreadable")
+        dangling = " (a symlink to a missing file)" if file.is_symlink() and not file.exists() else ""
+        return "", Problem(str(file), 0, message=f"cannot be read: {error.strerror}{dangling}", code="unreadable")
     if b"\0" in data:
         return "", Problem(str(file), 0, message="is a binary file, not YAML text", code="binary")
     try:
@@ -202,6 +209,7 @@ def read_manifest(document: Document) -> Read:
         problems.append(origin.problem(key, ("metadata", "namespace"),
                                        f"{kind} is cluster-scoped: remove metadata.namespace", "cluster-scoped"))
         key = (kind, "", key[2])
+    problems.extend(guard_problems(data, origin, key))
     if kind == "ModelDeployment":
         data, origin, nested_problems = _flatten_nested_form(data, origin, key)
         problems.extend(nested_problems)

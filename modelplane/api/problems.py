@@ -7,15 +7,29 @@ that says what is wrong and what is allowed). Its text is
     FILE:LINE: warning: KIND NAMESPACE/NAME: FIELD.PATH: message (a warning)
 
 with the object and path parts left out when they are unknown (and the line when the problem is
-about a whole file: line 0). Checks collect problems instead of
+about a whole file: line 0). Every part is shown through `printable`, so a name or file holding
+terminal escape codes or other control characters is shown escaped, never acted on by the
+terminal. Checks collect problems instead of
 stopping at the first; `ManifestErrors` carries all of them, sorted, so the same input always
 prints the same report.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from enum import StrEnum
+
+_CONTROL = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+"""Control characters but a line feed, and the Unicode bidirectional controls (which reorder what a
+terminal shows)."""
+
+
+def printable(text: str, newlines: bool = True) -> str:
+    """`text` with every control character written as its escape (`\\x1b`, `\\u202e`); line feeds
+    too unless `newlines`."""
+    escaped = _CONTROL.sub(lambda match: match.group().encode("unicode_escape").decode("ascii"), text)
+    return escaped if newlines else escaped.replace("\n", "\\n")
 
 
 class Severity(StrEnum):
@@ -46,8 +60,7 @@ class Problem:
         if self.severity is Severity.WARNING:
             parts.append("warning")
         parts.extend(part for part in (self.subject, self.path) if part)
-        parts.append(self.message)
-        return ": ".join(parts)
+        return ": ".join([*(printable(part, newlines=False) for part in parts), printable(self.message)])
 
 
 class ManifestErrors(Exception):

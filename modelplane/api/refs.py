@@ -9,13 +9,15 @@ without a cache) live here too, since they read the same references.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from urllib.parse import urlsplit
 
 from modelplane.api.base import ClusterSource, Provider
+from modelplane.api.collisions import rendered_name_collisions
 from modelplane.api.fleet import InferenceClass, InferenceCluster
 from modelplane.api.gateway import UPSTREAM_NAME, InferenceGateway
 from modelplane.api.manifests import Manifest, ObjectKey, Origin, object_key
 from modelplane.api.problems import Problem, Severity
-from modelplane.api.workload import ModelCache, ModelDeployment
+from modelplane.api.workload import ModelCache, ModelDeployment, ModelEndpoint
 
 Located = tuple[Manifest, Origin]
 ZONELESS = (ClusterSource.NEBIUS, ClusterSource.VULTR)
@@ -30,6 +32,8 @@ def check_references(objects: Sequence[Located], declared: set[ObjectKey], contr
     yield from cache_references(objects, declared)
     yield from gateways(objects, declared, control_cluster)
     yield from gangs_without_cache(objects)
+    yield from endpoint_loops(objects)
+    yield from rendered_name_collisions(objects)
 
 
 def duplicate_objects(objects: Sequence[Located]) -> Iterator[Problem]:
@@ -133,6 +137,18 @@ def gateways(objects: Sequence[Located], declared: set[ObjectKey], control_clust
             yield origin.problem(object_key(obj), ("spec", "cluster"),
                                  f"InferenceCluster {obj.spec.cluster!r} is not defined (defined: {known})",
                                  "reference")
+
+
+def endpoint_loops(objects: Sequence[Located]) -> Iterator[Problem]:
+    """A ModelEndpoint never points at the fleet gateway itself (its hostname or observed address):
+    each request would come back through the gateway, and again."""
+    names = {value.lower() for obj, _ in objects if isinstance(obj, InferenceGateway)
+             for value in (obj.spec.hostname, obj.status.address if obj.status else None) if value}
+    for obj, origin in objects:
+        if isinstance(obj, ModelEndpoint) and (urlsplit(obj.spec.url).hostname or "") in names:
+            yield origin.problem(object_key(obj), ("spec", "url"), (
+                f"{urlsplit(obj.spec.url).hostname} is the fleet gateway itself: requests would loop through it; "
+                "route to the ModelService or ModelDeployment instead"), "endpoint-loop")
 
 
 def gangs_without_cache(objects: Sequence[Located]) -> Iterator[Problem]:

@@ -12,6 +12,7 @@ Workers, unique names); cross-object rules live in `refs.py`; warnings in `warni
 from __future__ import annotations
 
 import re
+from urllib.parse import urlsplit
 from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field, Strict, field_validator, model_validator
@@ -42,6 +43,7 @@ from modelplane.api.base import (
     bounded,
     require_unique,
 )
+from modelplane.api.endpoints import endpoint_host_problem
 from modelplane.api.status import ModelDeploymentStatus, ModelServiceStatus
 from modelplane.cel import SelectorError, check_selector
 
@@ -93,7 +95,7 @@ _ENV_NAME = re.compile(r"^[-._a-zA-Z][-._a-zA-Z0-9]*$")
 
 
 def check_env_name(name: str) -> str:
-    if not _ENV_NAME.match(name):
+    if not _ENV_NAME.fullmatch(name):
         raise ValueError(f"{name!r} is not a valid environment variable name: use letters, digits, '_', '-' "
                          "and '.', not starting with a digit")
     return name
@@ -145,10 +147,24 @@ class EnvVar(Model):
         return self
 
 
+_DOMAIN_PART = r"(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])"
+_PATH_PART = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
+_IMAGE = re.compile(rf"(?:{_DOMAIN_PART}(?:\.{_DOMAIN_PART})*(?::[0-9]+)?/)?{_PATH_PART}(?:/{_PATH_PART})*"
+                    r"(?::[\w][\w.-]{0,127})?(?:@[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,})?")
+"""An image reference as container runtimes read it (the grammar of distribution/reference)."""
+
+
+def check_image(image: str) -> str:
+    if not _IMAGE.fullmatch(image):
+        raise ValueError(f"{image!r} is not an image reference: use [registry[:port]/]path[:tag][@sha256:digest], "
+                         "with a lowercase path (e.g. vllm/vllm-openai:v0.23.0)")
+    return image
+
+
 class Container(Model):
     name: Str
     """Container name. The container named "engine" is the inference engine."""
-    image: Annotated[Str, Field(min_length=1, max_length=1024)]
+    image: Annotated[Str, Field(min_length=1, max_length=1024), AfterValidator(check_image)]
     """Container image."""
     command: tuple[Str, ...] = ()
     """The entrypoint, verbatim; empty runs the image's."""
@@ -174,11 +190,28 @@ class PodSpec(Model):
     """Secrets in the deployment's namespace for pulling private images."""
 
 
+_CONFINEMENT_PREFIXES = ("container.apparmor.security.beta.kubernetes.io/", "seccomp.security.alpha.kubernetes.io/",
+                         "container.seccomp.security.alpha.kubernetes.io/")
+_CONFINED = frozenset({"runtime/default", "docker/default"})
+
+
+def check_pod_annotations(annotations: dict[str, str]) -> dict[str, str]:
+    """Refuse the annotations that loosen a pod's AppArmor or seccomp confinement (`unconfined`, a
+    node-local profile): only the runtime's default profile may be named."""
+    for key, value in sorted(annotations.items()):
+        if (key.startswith(_CONFINEMENT_PREFIXES) or key == "seccomp.security.alpha.kubernetes.io/pod") \
+                and value not in _CONFINED:
+            raise ValueError(f"annotation {key}: {value!r} would weaken the pod's AppArmor/seccomp confinement; "
+                             "Modelplane's pods run with the runtime's default profile (allowed: "
+                             f"{', '.join(sorted(_CONFINED))}, or leave it out)")
+    return annotations
+
+
 class PodMetadata(Model):
     labels: UserLabels = Field(default_factory=dict)
     """Labels applied to the member's pods (not the modelplane.ai keys Modelplane sets)."""
-    annotations: Annotations = Field(default_factory=dict)
-    """Annotations applied to the member's pods."""
+    annotations: Annotated[Annotations, AfterValidator(check_pod_annotations)] = Field(default_factory=dict)
+    """Annotations applied to the member's pods; never ones that weaken AppArmor or seccomp (`unconfined`)."""
 
 
 class PodTemplate(Model):
@@ -347,7 +380,7 @@ _HF_REPO = re.compile(r"^[A-Za-z0-9][-A-Za-z0-9_.]*/[A-Za-z0-9][-A-Za-z0-9_.]*$"
 
 
 def check_hf_repo(repo: str) -> str:
-    if len(repo) > 200 or not _HF_REPO.match(repo):
+    if len(repo) > 200 or not _HF_REPO.fullmatch(repo):
         raise ValueError(f"{repo!r} is not a Hugging Face repository id: use 'owner/name' (e.g. Qwen/Qwen3-8B)")
     return repo
 
@@ -414,7 +447,7 @@ _URL = re.compile(r"^https?://[^\s/?#]+(/[^\s]*)?$")
 
 
 def check_url(url: str) -> str:
-    if not _URL.match(url):
+    if not _URL.fullmatch(url):
         raise ValueError(f"{url!r} is not an http(s) URL: use http://host[:port]/path or https://...")
     return url
 
@@ -427,9 +460,20 @@ def check_path(path: str) -> str:
 
 class ModelEndpointSpec(Model):
     url: Annotated[Str, AfterValidator(check_url)]
-    """The endpoint's base URL (http:// or https://)."""
+    """The endpoint's base URL (http:// or https://); never loopback, link-local, a cloud metadata service or a
+    name of the cluster's own service domain (`api.endpoints`)."""
     rewrite_path: Annotated[Str, AfterValidator(check_path)] | None = None
     """The path the service prefix is rewritten to before requests reach the endpoint (its API root)."""
+    allow_private_network: Bool = False
+    """Allow a private address or DNS name (10.0.0.0/8, 172.16.0.0/12, 192.168.0.0/16, 100.64.0.0/10, fc00::/7,
+    *.internal): the fleet gateway then proxies callers to that network. Off by default."""
+
+    @model_validator(mode="after")
+    def _not_inside(self) -> ModelEndpointSpec:
+        problem = endpoint_host_problem(urlsplit(self.url).hostname or "", self.allow_private_network)
+        if problem:
+            raise FieldError(("url",), problem)
+        return self
 
 
 class ModelEndpoint(Namespaced, Model):

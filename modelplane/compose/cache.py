@@ -18,8 +18,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from modelplane.api import ClusterSource, Fleet, InferenceCluster, Manifests, ModelCache, ModelDeployment, Workloads
+from modelplane.api.guards import SECRET_PREFIX
 from modelplane.api.workload import Container
-from modelplane.compose import names
+from modelplane.compose import hardening, names
 from modelplane.compose.findings import Finding
 from modelplane.compose.settings import Settings
 from modelplane.invariants import present
@@ -28,6 +29,9 @@ MOUNT_PATH = "/mnt/models"
 VOLUME = "model-cache"
 MODEL_ARG = f"--model={MOUNT_PATH}"
 MARKER = f"{MOUNT_PATH}/.modelplane-complete"
+TOKEN_VOLUME = "hf-token"
+TOKEN_DIR = "/var/run/secrets/huggingface"
+"""Where the download Job reads its token file (`HF_TOKEN_PATH`, which huggingface_hub reads)."""
 
 # Runs in the downloader image; REPO, REVISION and HF_HUB_VERSION come from the Job's env.
 _DOWNLOAD = f"""set -eu
@@ -43,7 +47,7 @@ printf '%s' "$REPO@$REVISION" > {MARKER}
 def secret_placeholder(namespace: str, secret: str, key: str) -> str:
     """The value written into a delivered Secret in place of the token, for the Pulumi layer to
     replace with a secret Output (stack config `modelplane:secrets.<namespace>.<secret>.<key>`)."""
-    return f"modelplane-secret:{namespace}/{secret}/{key}"
+    return f"{SECRET_PREFIX}{namespace}/{secret}/{key}"
 
 
 def pvc_name(cache: ModelCache) -> str:
@@ -102,15 +106,23 @@ def cache_objects(cache: ModelCache, cluster: InferenceCluster, settings: Settin
                "metadata": {"name": secret.name, "namespace": cache.namespace, "labels": {**names.managed(),
                                                                                           names.CLUSTER: cluster.name}},
                "stringData": {secret.key: secret_placeholder(cache.namespace, secret.name, secret.key)}}
-        env.append({"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": secret.name, "key": secret.key}}})
+    mounts = [{"name": VOLUME, "mountPath": MOUNT_PATH}]
+    volumes: list[dict] = [{"name": VOLUME, "persistentVolumeClaim": {"claimName": pvc_name(cache)}}]
+    if hf.auth_secret is not None:  # a file, not an environment variable: env is shown by `describe`, logged by tools
+        env.append({"name": "HF_TOKEN_PATH", "value": f"{TOKEN_DIR}/{hf.auth_secret.key}"})
+        mounts.append({"name": TOKEN_VOLUME, "mountPath": TOKEN_DIR, "readOnly": True})
+        volumes.append({"name": TOKEN_VOLUME, "secret": {"secretName": hf.auth_secret.name, "defaultMode": 0o400,
+                                                         "items": [{"key": hf.auth_secret.key, "path": hf.auth_secret.key}]}})
     container = {"name": "download", "image": settings.downloader_image, "command": ["/bin/sh", "-c", _DOWNLOAD],
-                 "env": env, "volumeMounts": [{"name": VOLUME, "mountPath": MOUNT_PATH}]}
+                 "env": env, "volumeMounts": mounts,
+                 "securityContext": hardening.hardened(hardening.ENGINE_CONTAINER)}
     yield {"apiVersion": "batch/v1", "kind": "Job",
            "metadata": {"name": names.name(cache.name, "download"), "namespace": cache.namespace, "labels": labels},
            "spec": {"backoffLimit": 6, "template": {
                "metadata": {"labels": labels},
-               "spec": {"restartPolicy": "OnFailure", "containers": [container],
-                        "volumes": [{"name": VOLUME, "persistentVolumeClaim": {"claimName": pvc_name(cache)}}]}}}}
+               "spec": {"restartPolicy": "OnFailure", "automountServiceAccountToken": False,
+                        "securityContext": hardening.hardened(hardening.ENGINE_POD), "containers": [container],
+                        "volumes": volumes}}}}
 
 
 def volume(cache: ModelCache) -> dict:

@@ -4,11 +4,14 @@
 - the modelplane CRDs (`modelplane.api.crds`);
 - the namespace of the stack and the workspace's ServiceAccount, bound to `system:auth-delegator`
   (the Pulumi Kubernetes Operator's workspace authenticates its agent's callers with it), to a
-  ClusterRole that lists the modelplane.ai objects and patches their status, and to a Role that
-  reads the kubeconfig Secrets of Existing clusters (`existing.secretRef`) in the namespace;
+  ClusterRole that lists the modelplane.ai objects and patches their status, and, when
+  `kubeconfig_secrets` names any, to a Role that reads exactly those Secrets (`resourceNames`) in
+  the namespace: the kubeconfigs of Existing clusters (`existing.secretRef`), never the operator's
+  own credentials (`env_secret`) or any other Secret there;
 - the operator's `Stack` (pulumi.com/v1) that runs this program for `settings.stack` in cluster mode
   (`modelplane:source: cluster`) every `resync_seconds` even when nothing changed
-  (`continueResyncOnCommitMatch`), refreshing first, with the Secret's keys as environment
+  (`continueResyncOnCommitMatch`), refreshing first, with `modelplane:kubeconfigSecrets` (the
+  program refuses an `existing.secretRef` outside it), with the Secret's keys as environment
   (`envRefs`: the passphrase or access token, cloud credentials), from the workspace image with the
   program and its dependencies baked in (`local.dir`; the Dockerfile at the repository's root).
 The operator itself is a pinned Helm chart (`settings.operator_chart`, `operator_version`) that the
@@ -21,6 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from modelplane.api.base import check_dns_subdomain
 from modelplane.api.crds import SERVED_KINDS, custom_resource_definitions
 from modelplane.compose import names
 from modelplane.compose.files import dump_all
@@ -32,6 +36,8 @@ MIN_RESYNC_SECONDS = 60
 """The operator's minimum resync period: shorter values are treated as 60."""
 PART_OF = {"app.kubernetes.io/part-of": "modelplane"}
 AUTH_DELEGATOR = "system:auth-delegator"
+KUBECONFIG_SECRETS = "modelplane:kubeconfigSecrets"
+"""The Stack's config key listing the Secrets its Role lets the program read."""
 STACK_NAME_LIMIT = 42
 """The operator's limit on a Stack object's name."""
 
@@ -65,8 +71,14 @@ class ControlPlaneSettings:
     operator_version: str = "2.9.0"
     """The chart version (operator v2.9.0; the Stack CRD the manifests are validated against)."""
     operator_namespace: str = "pulumi-kubernetes-operator"
+    kubeconfig_secrets: tuple[str, ...] = ()
+    """The Secrets in `namespace` holding Existing clusters' kubeconfigs, the only Secrets the workspace may read."""
 
     def __post_init__(self) -> None:
+        for secret in self.kubeconfig_secrets:
+            check_dns_subdomain(secret)
+            if secret == self.env_secret:
+                raise ValueError(f"{secret!r} is the operator's own credentials (env_secret), not a kubeconfig Secret")
         if self.resync_seconds < MIN_RESYNC_SECONDS:
             raise ValueError(f"resync_seconds {self.resync_seconds} is below the operator's minimum of "
                              f"{MIN_RESYNC_SECONDS}")
@@ -108,12 +120,14 @@ def access(settings: ControlPlaneSettings) -> list[dict[str, Any]]:
         {"apiVersion": rbac, "kind": "ClusterRoleBinding", "metadata": _meta(account),
          "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": account},
          "subjects": subject},
+    ] + ([
         {"apiVersion": rbac, "kind": "Role", "metadata": _meta(account, namespace),
-         "rules": [{"apiGroups": [""], "resources": ["secrets"], "verbs": ["get"]}]},
+         "rules": [{"apiGroups": [""], "resources": ["secrets"], "verbs": ["get"],
+                    "resourceNames": sorted(settings.kubeconfig_secrets)}]},
         {"apiVersion": rbac, "kind": "RoleBinding", "metadata": _meta(account, namespace),
          "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": account},
          "subjects": subject},
-    ]
+    ] if settings.kubeconfig_secrets else [])
 
 
 def stack(settings: ControlPlaneSettings) -> dict[str, Any]:
@@ -124,7 +138,7 @@ def stack(settings: ControlPlaneSettings) -> dict[str, Any]:
         "refresh": True,
         "continueResyncOnCommitMatch": True,
         "resyncFrequencySeconds": settings.resync_seconds,
-        "config": {"modelplane:source": "cluster"},
+        "config": {"modelplane:source": "cluster", KUBECONFIG_SECRETS: sorted(settings.kubeconfig_secrets)},
         "envRefs": {key: {"type": "Secret", "secret": {"name": settings.env_secret, "key": key}}
                     for key in sorted(settings.env_keys)},
         "workspaceTemplate": {"spec": {"image": settings.image, "imagePullPolicy": "IfNotPresent",

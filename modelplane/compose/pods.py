@@ -14,12 +14,15 @@ Invariants:
   the deployment's tolerations, and mounts a memory-backed /dev/shm. Serving pods (Standalone,
   Leader) expose the serving port and are ready when `/health` answers.
 - A pod claims its member's ResourceClaimTemplate only when the member claims devices.
+- Hardened (`hardening`): no ServiceAccount token, the runtime's seccomp profile, and the engine
+  container with every "restricted" setting that keeps the image's user (no privilege
+  escalation, no capabilities).
 """
 
 from __future__ import annotations
 
 from modelplane.api import Engine, Member, Role, ServingStack
-from modelplane.compose import cache, claims, grove, names, prefill_decode
+from modelplane.compose import cache, claims, grove, hardening, names, prefill_decode
 from modelplane.compose.replica import ReplicaContext, serving_port
 from modelplane.compose.stack import GPU_TOLERATION
 from modelplane.scheduling import MemberPlacement
@@ -45,7 +48,8 @@ def pod_template(ctx: ReplicaContext, engine: Engine, member: Member, placement:
     if ctx.cache is not None:
         volumes.append(cache.volume(ctx.cache))
     tolerations = [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in ctx.deployment.spec.tolerations]
-    spec: dict = {"nodeSelector": {names.POOL: placement.pool},
+    spec: dict = {"automountServiceAccountToken": False, "securityContext": hardening.hardened(hardening.ENGINE_POD),
+                  "nodeSelector": {names.POOL: placement.pool},
                   "tolerations": [dict(GPU_TOLERATION), *tolerations],
                   "containers": [engine_container(ctx, engine, member, placement, serving)],
                   "volumes": volumes}
@@ -65,7 +69,8 @@ def engine_container(ctx: ReplicaContext, engine: Engine, member: Member, placem
     user_env = [var.model_dump(mode="json", by_alias=True, exclude_none=True) for var in user.env]
     user_names = {var["name"] for var in user_env}
     ours = [var for var in injected_env(ctx, engine) if var["name"] not in user_names]
-    container: dict = {"name": "engine", "image": user.image}
+    container: dict = {"name": "engine", "image": user.image,
+                       "securityContext": hardening.hardened(hardening.ENGINE_CONTAINER)}
     if user.command:
         container["command"] = list(user.command)
     args = list(user.args)

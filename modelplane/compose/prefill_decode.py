@@ -23,7 +23,7 @@ from collections.abc import Iterator
 import yaml
 
 from modelplane.api import Engine, ModelDeployment, Phase
-from modelplane.compose import names
+from modelplane.compose import hardening, names
 from modelplane.compose.replica import ReplicaContext, serving_member, serving_port
 from modelplane.compose.serving import replica_route
 from modelplane.compose.settings import Settings
@@ -88,7 +88,9 @@ def sidecar(settings: Settings, deployment: ModelDeployment, engine: Engine) -> 
     return {"name": "routing-sidecar", "image": settings.pd_sidecar_image, "restartPolicy": "Always",
             "args": [f"--port={port}", f"--vllm-port={serving_port(serving_member(engine).template.container)}",
                      "--connector=nixlv2", "--secure-proxy=false"],
-            "ports": [{"name": "proxy", "containerPort": port, "protocol": "TCP"}]}
+            "ports": [{"name": "proxy", "containerPort": port, "protocol": "TCP"}],
+            "securityContext": {**hardening.hardened(hardening.RESTRICTED_CONTAINER), "runAsUser": hardening.NON_ROOT,
+                                "runAsGroup": hardening.NON_ROOT}}
 
 
 def routing_objects(ctx: ReplicaContext) -> list[dict]:
@@ -130,11 +132,13 @@ def routing_objects(ctx: ReplicaContext) -> list[dict]:
                            {"name": "grpc-health", "containerPort": EPP_HEALTH_PORT, "protocol": "TCP"},
                            {"name": "metrics", "containerPort": EPP_METRICS_PORT, "protocol": "TCP"}],
                  "readinessProbe": health, "livenessProbe": health,
+                 "securityContext": hardening.hardened(hardening.RESTRICTED_CONTAINER),
                  "volumeMounts": [{"name": "config", "mountPath": "/config", "readOnly": True}]}
     deployment = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": ctx.metadata(picker),
                   "spec": {"replicas": 1, "selector": {"matchLabels": picker_labels},
                            "template": {"metadata": {"labels": {**ctx.labels(), **picker_labels}},
                                         "spec": {"serviceAccountName": picker, "containers": [container],
+                                                 "securityContext": hardening.hardened(hardening.RESTRICTED_POD),
                                                  "volumes": [{"name": "config", "configMap": {"name": picker}}]}}}}
     return [pool, config, account, role, binding, service, deployment, replica_route(ctx, pool_refs(ctx))]
 

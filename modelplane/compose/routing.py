@@ -52,6 +52,7 @@ from urllib.parse import urlsplit
 
 from modelplane.api import API_VERSION, InferenceGateway, ModelDeployment, ModelEndpoint, ModelService
 from modelplane.compose import gateways, idle, names, prefill_decode, serving, weights
+from modelplane.api.guards import ADDRESS_SUFFIX
 from modelplane.compose.findings import Finding
 from modelplane.compose.gateways import TLS, Destination
 from modelplane.compose.replica import ReplicaContext
@@ -67,7 +68,7 @@ def address_placeholder(cluster: str) -> str:
     """Stands for a workload cluster's gateway address until the cluster exists. It is a valid DNS
     name, so objects holding it still validate; the Pulumi layer binds the real address (an Output)
     wherever this string appears (`gateways.bind_addresses`), whole or inside a URL."""
-    return f"{cluster}.gateway-address.modelplane.invalid"
+    return f"{cluster}{ADDRESS_SUFFIX}"
 
 
 def service_host(namespace: str, service: str) -> str:

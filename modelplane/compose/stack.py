@@ -23,7 +23,7 @@ from enum import StrEnum
 from typing import Any
 
 from modelplane.api import ClusterSource, Fleet, InferenceCluster, ServingStack
-from modelplane.compose import names
+from modelplane.compose import hardening, names
 from modelplane.compose.settings import Settings
 
 SYSTEM_NAMESPACE = "modelplane-system"
@@ -253,7 +253,9 @@ def _envoy_gateway_values(ai_gateway: bool = True) -> dict[str, Any]:
 
 
 def namespace(name: str) -> dict:
-    return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "labels": names.managed()}}
+    """A namespace Modelplane renders, with Pod Security admission on (`hardening.NAMESPACE_LABELS`)."""
+    return {"apiVersion": "v1", "kind": "Namespace",
+            "metadata": {"name": name, "labels": {**names.managed(), **hardening.NAMESPACE_LABELS}}}
 
 
 def namespaces_named(namespaces: Sequence[str]) -> dict:

@@ -56,6 +56,7 @@ from pydantic.alias_generators import to_camel, to_snake
 from modelplane.api import CONTROL_CLUSTER, ClusterSource, ManifestErrors, Manifests, load
 from modelplane.compose import Settings
 from modelplane.invariants import present
+from modelplane.compose.control_plane import KUBECONFIG_SECRETS
 from modelplane.pulumi.clusters import ProviderSettings, provider_settings
 from modelplane.pulumi.fleet import ModelplaneArgs, SecretKey
 from modelplane.pulumi.names import config_path
@@ -178,6 +179,7 @@ def kubeconfigs(manifests: Manifests, secret_tree: Any, control: ControlCluster 
     """Existing cluster -> its kubeconfig: from the secret config key its manifest names, or from
     `modelplane:secrets` (else the control cluster) for the Secret it names (see the module docstring)."""
     found: dict[str, pulumi.Output[str]] = {}
+    readable = set(pulumi.Config(NAMESPACE).get_object(KUBECONFIG_SECRETS.partition(":")[2]) or ())
     for cluster in manifests.fleet.clusters:
         existing = cluster.spec.cluster.existing
         if cluster.spec.cluster.source is not ClusterSource.EXISTING or existing is None:
@@ -197,6 +199,12 @@ def kubeconfigs(manifests: Manifests, secret_tree: Any, control: ControlCluster 
         ref = existing.secret_ref
         value = _lookup(secret_tree, SECRET_NAMESPACE, ref.name, ref.key)
         if not isinstance(value, str) and control is not None:
+            if ref.name not in readable:
+                raise pulumi.RunError(
+                    f"InferenceCluster {cluster.name}: spec.cluster.existing.secretRef names Secret {ref.name!r}, which "
+                    f"the control plane may not read (it may read: {', '.join(sorted(readable)) or 'none'}); if it "
+                    f"holds this cluster's kubeconfig, re-render with `modelplane control-plane --kubeconfig-secret "
+                    f"{ref.name} ...` and apply it")
             value = control.secret_value(SECRET_NAMESPACE, ref.name, ref.key)
         if not isinstance(value, str):
             where = "is not in stack config" if control is None else "is neither on the control cluster nor in stack config"

@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import pulumi
-import yaml
 from kubernetes import client, config
 from kubernetes.client.exceptions import ApiException
 from urllib3.exceptions import HTTPError
@@ -27,6 +26,7 @@ from urllib3.exceptions import HTTPError
 from modelplane.api import ManifestErrors, Manifests
 from modelplane.api.crds import GROUP, SERVED_KINDS, VERSION
 from modelplane.api.served import Served, load_served
+from modelplane.io.kubeconfig import KubeconfigError, client_from_text
 
 KUBECONFIG_KEY = "controlKubeconfig"
 SOURCE = "control cluster"
@@ -74,9 +74,9 @@ def connect(kubeconfig: str | None) -> client.ApiClient:
                 f"({error}); set it with: pulumi config set --secret modelplane:{KUBECONFIG_KEY} < kubeconfig") from None
         return client.ApiClient(configuration)
     try:
-        return config.new_client_from_config_dict(yaml.safe_load(kubeconfig))
-    except (config.ConfigException, yaml.YAMLError, TypeError, AttributeError) as error:
-        raise ControlClusterError(f"modelplane:{KUBECONFIG_KEY} is not a usable kubeconfig: {error}") from None
+        return client_from_text(kubeconfig)
+    except KubeconfigError as error:  # its message quotes none of the kubeconfig
+        raise ControlClusterError(f"modelplane:{KUBECONFIG_KEY} {error}") from None
 
 
 def list_objects(api: client.ApiClient) -> list[dict[str, Any]]:

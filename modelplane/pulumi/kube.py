@@ -12,9 +12,9 @@ With `skip_await=True` the object carries `pulumi.com/skipAwait: "true"`, so Pul
 for it to become ready (no kubelets, or a fleet that should not block `up` on model downloads);
 a Gateway always waits, because its address is data the fleet routes need, not readiness.
 
-`substitute(value, replacements)` replaces placeholder strings (a cluster's gateway address, a
-secret's value) wherever they appear in leaf strings, whole or inside a URL, by the Outputs that
-stand for them; a secret Output keeps the whole property secret.
+`substitute(value, replacements)` replaces placeholder strings (a cluster's gateway address)
+wherever they appear in leaf strings, whole or inside a URL, by the Outputs that stand for them.
+Secret values never go through it (`workloads._with_secret_values` fills in exactly one field).
 """
 
 from __future__ import annotations

@@ -6,7 +6,10 @@
 - each one with its cluster's provider, depending on that cluster's serving stack (the CRDs and
   controllers it needs) and on the Namespace it lives in, `deleted_with` the cluster, and named by
   `names.manifest_name` (cluster first), so a moved replica previews as creates plus deletes;
-- a cluster's gateway address and a secret's value replace compose's placeholders (`substitute`);
+- a cluster's gateway address replaces compose's placeholder wherever it stands (`substitute`);
+  a secret's value is filled in only as the `stringData` value of the one key of the one Secret
+  compose generated for it (`_with_secret_values`: same namespace, name and key), never into any
+  other object or field, so no manifest can have another namespace's secret copied into its own;
   a fleet gateway object aimed at a cluster's gateway (an Envoy Gateway Backend, a Traefik
   EndpointSlice) gets the address in the form its kind needs once it is known, by compose's own
   rule (`compose.bind_addresses`). A Secret whose value is not
@@ -30,6 +33,7 @@ import pulumi_kubernetes as k8s
 from pulumi import ResourceOptions
 
 from modelplane.compose import FLEET_GATEWAY, Rendered, address_placeholder, bind_addresses, secret_placeholder
+from modelplane.compose.names import MANAGED_BY, MODELPLANE
 from modelplane.pulumi.gateway import InferenceGateway
 from modelplane.pulumi.kube import kubernetes_object, substitute
 from modelplane.pulumi.names import aliased, legacy_manifest_name, manifest_name, scope
@@ -57,7 +61,6 @@ def register_placed(component: str, rendered: Rendered, targets: Mapping[str, Ta
     logical name."""
     addresses = {address_placeholder(cluster): target.gateway_address for cluster, target in targets.items()
                  if target.gateway_address is not None}
-    replacements: dict[str, pulumi.Input[str]] = {**addresses, **secrets}
     batches: list[tuple[str, Sequence[dict], pulumi.Resource, list[pulumi.Resource]]] = [
         (cluster, manifests, parent, []) for cluster, manifests in rendered.clusters.items()]
     if gateway is not None:
@@ -73,7 +76,7 @@ def register_placed(component: str, rendered: Rendered, targets: Mapping[str, Ta
             namespace = namespaces.get((cluster, manifest["metadata"].get("namespace", "")))
             after = [target.after, *first, *([namespace] if namespace is not None else [])]
             name = manifest_name(scope(component, cluster), manifest)
-            resolved = substitute(_bound(manifest, addresses), replacements)
+            resolved = substitute(_bound(_with_secret_values(manifest, secrets), addresses), addresses)
             created[name] = kubernetes_object(name, resolved, aliased(ResourceOptions(
                 parent=owner, provider=target.provider, depends_on=after, deleted_with=target.anchor),
                 legacy_manifest_name(cluster, manifest)), skip_await)
@@ -94,6 +97,18 @@ def _bound(manifest: dict, addresses: Mapping[str, pulumi.Output[str]]) -> Mappi
         lambda resolved: bind_addresses(manifest, dict(zip(found, resolved, strict=True))))
     return {key: value if key in ("apiVersion", "kind", "metadata") else bound.apply(lambda m, key=key: m[key])
             for key, value in manifest.items()}
+
+
+def _with_secret_values(manifest: dict, secrets: Mapping[str, pulumi.Input[str]]) -> dict:
+    """A Secret compose generated (managed by Modelplane) with each `stringData` value that is the
+    placeholder of exactly its own namespace, name and key replaced by the configured value;
+    any other manifest, field or value as it is."""
+    metadata = manifest["metadata"]
+    if manifest["kind"] != "Secret" or metadata.get("labels", {}).get(MANAGED_BY) != MODELPLANE:
+        return manifest
+    own = {key: secret_placeholder(metadata["namespace"], metadata["name"], key) for key in manifest.get("stringData", {})}
+    return {**manifest, "stringData": {key: secrets[value] if value == own[key] and value in secrets else value
+                                       for key, value in manifest["stringData"].items()}} if own else manifest
 
 
 def _unconfigured_secret(cluster: str, manifest: Mapping[str, Any], secrets: Mapping[str, Any]) -> bool:

@@ -20,7 +20,7 @@ Rules, each one of the issue's:
   replicas and fill places them elsewhere in the same run; the old ones are removed after the new
   ones are applied (make-before-break, as Pulumi deletes last). When the cluster comes back, its
   taint goes and the moved replicas stay where they are: replicas never move to improve the
-  picture (retain's rule 5), so nothing moves back on its own.
+  picture (the Retain rule), so nothing moves back on its own.
 - A cluster with no observation (its kubeconfig is not known when the program plans: a cluster
   the same run provisions), or reachable with no node carrying the pool label at all (nodes
   labelled otherwise), is planned as declared.

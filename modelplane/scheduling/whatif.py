@@ -159,11 +159,11 @@ _REPLICAS = re.compile(rf"^replicas ({_NAME})/({_NAME})=(\S+)$")
 def parse_edit(text: str) -> Edit:
     """Read one edit (words separated by any whitespace); raise EditError listing the forms if it is none."""
     words = " ".join(text.split())
-    if match := _POOL.match(words):
+    if match := _POOL.fullmatch(words):
         return _pool_edit(match.group(1), match.group(2), match.group(3), words)
-    if match := _CLUSTER.match(words):
+    if match := _CLUSTER.fullmatch(words):
         return Drain(match.group(2)) if match.group(1) == "drain" else RemoveCluster(match.group(2))
-    if match := _REPLICAS.match(words):
+    if match := _REPLICAS.fullmatch(words):
         key = f"{match.group(1)}/{match.group(2)}"
         return SetReplicas(key, _count(match.group(3), words, "replicas", 1, MAX_REPLICAS))
     raise EditError(f"cannot read the edit {text!r}: use one of: {'; '.join(FORMS)}")

@@ -84,13 +84,20 @@ def test_a_staged_cache_is_a_rwx_pvc_a_download_job_and_the_token_secret() -> No
     job = find(ms, "Job", "weights-download")["spec"]["template"]["spec"]
     container = job["containers"][0]
     assert container["image"] == Settings().downloader_image
-    assert {"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": "hf-token", "key": "HF_TOKEN"}}} in container["env"]
+    assert "HF_TOKEN" not in {var["name"] for var in container["env"]}, "the token is a file, not in the environment"
+    assert {"name": "HF_TOKEN_PATH", "value": "/var/run/secrets/huggingface/HF_TOKEN"} in container["env"]
+    assert {"name": "hf-token", "mountPath": "/var/run/secrets/huggingface", "readOnly": True} in container["volumeMounts"]
+    assert {"name": "hf-token", "secret": {"secretName": "hf-token", "defaultMode": 0o400,
+                                           "items": [{"key": "HF_TOKEN", "path": "HF_TOKEN"}]}} in job["volumes"]
+    assert job["automountServiceAccountToken"] is False
+    assert container["securityContext"] == {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]},
+                                            "seccompProfile": {"type": "RuntimeDefault"}}
     assert {"name": "REPO", "value": "org/model"} in container["env"]
     assert {"name": "REVISION", "value": "v1"} in container["env"]
     script = container["command"][2]
     assert script.index("/mnt/models/.modelplane-complete") < script.index("hf download")  # the marker skips a done job
     assert script.rstrip().endswith("> /mnt/models/.modelplane-complete")  # and is written last
-    assert job["volumes"] == [{"name": "model-cache", "persistentVolumeClaim": {"claimName": "weights-cache"}}]
+    assert job["volumes"][0] == {"name": "model-cache", "persistentVolumeClaim": {"claimName": "weights-cache"}}
 
 
 def test_a_public_cache_delivers_no_secret() -> None:

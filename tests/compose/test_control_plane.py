@@ -26,7 +26,8 @@ from tests.compose import schemas
 
 ROOT = Path(__file__).resolve().parents[2]
 SETTINGS = ControlPlaneSettings(stack="acme/modelplane/prod", image="registry.example/modelplane-workspace:0.1.0",
-                                backend="s3://acme-pulumi-state", env_keys=("PULUMI_CONFIG_PASSPHRASE", "AWS_ACCESS_KEY_ID"))
+                                backend="s3://acme-pulumi-state", env_keys=("PULUMI_CONFIG_PASSPHRASE", "AWS_ACCESS_KEY_ID"),
+                                kubeconfig_secrets=("onprem-kubeconfig", "edge-kubeconfig"))
 
 
 @pytest.mark.parametrize("settings", [ControlPlaneSettings(), SETTINGS], ids=["defaults", "self-managed backend"])
@@ -45,7 +46,8 @@ def test_the_stack_runs_this_program_continuously_in_cluster_mode() -> None:
     assert (spec["stack"], spec["backend"], spec["resyncFrequencySeconds"]) == (
         "acme/modelplane/prod", "s3://acme-pulumi-state", 60)
     assert spec["continueResyncOnCommitMatch"] is True and spec["refresh"] is True
-    assert spec["config"] == {"modelplane:source": "cluster"}
+    assert spec["config"] == {"modelplane:source": "cluster",
+                              "modelplane:kubeconfigSecrets": ["edge-kubeconfig", "onprem-kubeconfig"]}
     assert spec["envRefs"] == {key: {"type": "Secret", "secret": {"name": "modelplane-pulumi", "key": key}}
                                for key in ("AWS_ACCESS_KEY_ID", "PULUMI_CONFIG_PASSPHRASE")}
     assert spec["workspaceTemplate"]["spec"] == {"image": "registry.example/modelplane-workspace:0.1.0",
@@ -82,10 +84,24 @@ def test_the_workspace_may_read_every_kind_write_status_and_read_kubeconfig_secr
                        "verbs": ["get", "list", "watch"]}
     assert role[1]["resources"] == [f"{s.plural}/status" for s in SERVED_KINDS if s.status]
     assert role[1]["verbs"] == ["get", "patch"]
-    assert by_kind[("Role", account)]["rules"] == [{"apiGroups": [""], "resources": ["secrets"], "verbs": ["get"]}]
+    assert by_kind[("Role", account)]["rules"] == [{"apiGroups": [""], "resources": ["secrets"], "verbs": ["get"],
+                                                    "resourceNames": ["edge-kubeconfig", "onprem-kubeconfig"]}]
     delegator = by_kind[("ClusterRoleBinding", f"{account}:system:auth-delegator")]
     assert delegator["roleRef"]["name"] == "system:auth-delegator"
     assert delegator["subjects"] == [{"kind": "ServiceAccount", "name": account, "namespace": "modelplane-system"}]
+
+
+def test_without_kubeconfig_secrets_the_workspace_reads_no_secret() -> None:
+    assert not [m for m in access(ControlPlaneSettings()) if m["kind"] in ("Role", "RoleBinding")]
+
+
+@pytest.mark.parametrize(("secrets", "message"), [
+    (("modelplane-pulumi",), "is the operator's own credentials"),
+    (("Bad_Name",), "is not a DNS subdomain"),
+])
+def test_a_kubeconfig_secret_list_that_would_open_too_much_is_refused(secrets: tuple[str, ...], message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        ControlPlaneSettings(kubeconfig_secrets=secrets)
 
 
 def test_the_example_scaled_object_keeps_one_replica_while_the_schema_admits_zero() -> None:
@@ -123,4 +139,10 @@ def test_render_refuses_a_resync_below_the_operators_minimum(tmp_path: Path, cap
 
 def test_reconcile_without_a_usable_kubeconfig_says_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["reconcile", "--stack", "prod", "--kubeconfig", str(tmp_path / "absent")]) == 1
-    assert capsys.readouterr().err.startswith("cannot load a kubeconfig: ")
+    assert capsys.readouterr().err == f"the kubeconfig {tmp_path / 'absent'} cannot be read: no such file\n"
+    for text, message in [("users: [{name: a, user: {token: s3cr3t}}\n  bad: [\n", "is not YAML (line 2, column 3)"),
+                          ("clusters: 5\nusers: [{name: a, user: {token: s3cr3t}}]\n", "is not a kubeconfig: ")]:
+        (tmp_path / "broken").write_text(text)
+        assert main(["reconcile", "--kubeconfig", str(tmp_path / "broken")]) == 1
+        err = capsys.readouterr().err
+        assert err.startswith(f"the kubeconfig {tmp_path / 'broken'} {message}") and "s3cr3t" not in err

@@ -100,6 +100,7 @@ def control(fleet: Fleet, tools: Path, tmp_path_factory: pytest.TempPathFactory)
     project = Project.create(tmp_path_factory.mktemp("control-stack"), tools)
     east = fleet.clusters["east"]
     project.read_from(east)
+    project.config("modelplane:kubeconfigSecrets[0]", "west-kubeconfig", path=True)
     project.brownfield()
     timings: dict[str, float] = {}
     with gateway_addresses(fleet.clusters):
@@ -222,7 +223,7 @@ def test_9_the_operators_stack_and_a_keda_scaled_object_apply_and_reconcile_asks
         control: Control, tmp_path: Path) -> None:
     modelplane("control-plane", "--render", str(tmp_path), "--stack", "e2e", "--image",
                "registry.example/modelplane-workspace:0.1.0", "--backend", "s3://e2e-state", "--env",
-               "PULUMI_CONFIG_PASSPHRASE")
+               "PULUMI_CONFIG_PASSPHRASE", "--kubeconfig-secret", "west-kubeconfig")
     control.kubectl("apply", "--server-side", "--force-conflicts", "-f", str(tmp_path))
     stack = control.get("stack", "modelplane-e2e", "modelplane-system")
     assert (stack["spec"]["resyncFrequencySeconds"], stack["spec"]["continueResyncOnCommitMatch"]) == (60, True)
@@ -230,7 +231,9 @@ def test_9_the_operators_stack_and_a_keda_scaled_object_apply_and_reconcile_asks
     for verb, resource, extra, allowed in (("list", "modeldeployments.modelplane.ai", [], "yes"),
                                            ("patch", "modeldeployments.modelplane.ai", ["--subresource=status"], "yes"),
                                            ("patch", "modeldeployments.modelplane.ai", [], "no"),
-                                           ("get", "secrets", ["-n", "modelplane-system"], "yes"),
+                                           ("get", "secrets/west-kubeconfig", ["-n", "modelplane-system"], "yes"),
+                                           ("get", "secrets/modelplane-pulumi", ["-n", "modelplane-system"], "no"),
+                                           ("list", "secrets", ["-n", "modelplane-system"], "no"),
                                            ("get", "secrets", [], "no")):
         answer = control.kubectl("auth", "can-i", verb, resource, "-n", NS, *extra, workspace, check=False)
         assert answer.stdout.strip() == allowed, (verb, resource, extra)

@@ -47,7 +47,7 @@ def cluster(monkeypatch: pytest.MonkeyPatch) -> Iterator[RecordedCluster]:
 def cluster_config(**overrides: Any) -> tuple[dict[str, str], list[str]]:
     return dev_config(**{"modelplane:manifests": None, "modelplane:onpremKubeconfig": None,
                          "modelplane:source": "cluster", "modelplane:controlKubeconfig": {"secure": CONTROL_KUBECONFIG},
-                         **overrides})
+                         "modelplane:kubeconfigSecrets": ["onprem-us-east-kubeconfig"], **overrides})
 
 
 def written(recorded: RecordedCluster) -> list[str]:
@@ -133,6 +133,12 @@ def test_strict_mode_fails_on_an_invalid_object(cluster: RecordedCluster) -> Non
         run_program(Engine(preview=True), cluster_config(**{"modelplane:strict": True}))
 
 
+def test_a_secret_ref_outside_the_control_planes_list_is_refused(cluster: RecordedCluster) -> None:
+    with pytest.raises(pulumi.RunError, match="names Secret 'onprem-us-east-kubeconfig', which the control plane may "
+                                              "not read \\(it may read: modelplane-pulumi\\)"):
+        run_program(Engine(preview=True), cluster_config(**{"modelplane:kubeconfigSecrets": ["modelplane-pulumi"]}))
+
+
 def test_a_kubeconfig_secret_that_is_nowhere_is_an_error_naming_both_places(cluster: RecordedCluster) -> None:
     cluster.secrets.clear()
     with pytest.raises(pulumi.RunError, match="is neither on the control cluster nor in stack config; .* or: kubectl "
@@ -163,8 +169,21 @@ def test_without_a_kubeconfig_outside_a_pod_the_error_names_the_key(monkeypatch:
     monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
     with pytest.raises(ControlClusterError, match="modelplane:controlKubeconfig is not set and this is not a pod"):
         connect(None)
-    with pytest.raises(ControlClusterError, match="modelplane:controlKubeconfig is not a usable kubeconfig"):
+    with pytest.raises(ControlClusterError, match="modelplane:controlKubeconfig names no usable cluster, user and"):
         connect("apiVersion: v1\nkind: Config\nclusters: []\n")
+
+
+@pytest.mark.parametrize(("kubeconfig", "message"), [
+    ("apiVersion: v1\nusers: [{name: a, user: {token: s3cr3t-t0ken}}\n  bad: [\n", "is not YAML (line 3, column 3)"),
+    ("apiVersion: v1\nclusters: 5\nusers: [{name: a, user: {token: s3cr3t-t0ken}}]\n", "names no usable cluster"),
+    ("apiVersion: v1\ncurrent-context: s3cr3t-t0ken\nusers: [{name: a, user: {token: s3cr3t-t0ken}}]\n",
+     "names no usable cluster"),
+])
+def test_a_malformed_kubeconfig_error_quotes_none_of_it(kubeconfig: str, message: str) -> None:
+    with pytest.raises(ControlClusterError) as raised:
+        connect(kubeconfig)
+    assert f"modelplane:controlKubeconfig {message}" in str(raised.value)
+    assert "s3cr3t" not in str(raised.value) and "token" not in str(raised.value)
 
 
 def test_a_missing_secret_or_key_is_none() -> None:

@@ -1,0 +1,82 @@
+"""YAML nesting is bounded before libyaml composes (its C composer overflowed the C stack, a
+segfault with no message, at ~25,000 levels): `nesting_bound` must never be below a document's
+real depth, and deep documents of every shape are one clear error."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from modelplane.api.documents import MAX_DEPTH, nesting_bound, parse_documents
+
+leaves = st.one_of(st.integers(), st.text(alphabet="ab[]{}'\"-?: ", max_size=4), st.none())
+trees = st.recursive(leaves, lambda inner: st.one_of(st.lists(inner, max_size=3),
+                                                      st.dictionaries(st.text("abc", min_size=1, max_size=2), inner,
+                                                                      max_size=3)), max_leaves=40)
+
+
+def depth(value: Any) -> int:
+    if isinstance(value, list):
+        return 1 + max((depth(item) for item in value), default=0)
+    if isinstance(value, dict):
+        return 1 + max((depth(item) for item in value.values()), default=0)
+    return 0
+
+
+def events_depth(text: str) -> int:
+    level = deepest = 0
+    for event in yaml.parse(text, Loader=yaml.SafeLoader):
+        if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+            level += 1
+            deepest = max(deepest, level)
+        elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+            level -= 1
+    return deepest
+
+
+@settings(max_examples=300, deadline=None)
+@given(trees, st.sampled_from([None, False, True]), st.integers(2, 6))
+def test_the_bound_is_never_below_the_depth(tree: Any, flow: bool | None, indent: int) -> None:
+    text = yaml.safe_dump({"a": tree}, default_flow_style=flow, indent=indent)
+    assert nesting_bound(text) >= events_depth(text) == depth({"a": tree})
+
+
+@given(st.integers(1, 50))
+def test_the_bound_holds_for_compact_and_same_column_forms(levels: int) -> None:
+    for text in ("- " * levels + "x\n", "? " * levels + "x\n",
+                 "k:\n" + "".join(f"{'  ' * i}- k:\n" for i in range(levels)) + "  " * levels + "- x\n"):
+        assert nesting_bound(text) >= events_depth(text)
+
+
+DEEP = {
+    "flow sequences": "a: " + "[" * 25_000 + "]" * 25_000 + "\n",
+    "flow mappings": "a: " + "{a: " * 25_000 + "1" + "}" * 25_000 + "\n",
+    "compact block sequences": "- " * 30_000 + "x\n",
+    "indented mappings": "".join(" " * i + "a:\n" for i in range(MAX_DEPTH + 5)) + " " * (MAX_DEPTH + 5) + "x\n",
+}
+
+
+def test_deep_documents_are_one_clear_error() -> None:
+    for shape, text in DEEP.items():
+        documents, problems = parse_documents("deep.yaml", text)
+        assert documents == [], shape
+        assert [p.message for p in problems] == [
+            f"nests deeper than {MAX_DEPTH} levels; Modelplane reads at most {MAX_DEPTH} (flatten it)"], shape
+
+
+def test_a_document_at_the_limit_reads() -> None:
+    text = "a: " + "[" * (MAX_DEPTH - 1) + "]" * (MAX_DEPTH - 1) + "\n"
+    documents, problems = parse_documents("ok.yaml", text)
+    assert problems == [] and len(documents) == 1
+
+
+def test_a_deep_document_under_the_compose_bound_is_refused_by_the_walk() -> None:
+    from modelplane.api.documents import COMPOSE_SAFE
+    text = "a: " + "[" * (MAX_DEPTH + 50) + "]" * (MAX_DEPTH + 50) + "\n"
+    assert MAX_DEPTH < nesting_bound(text) <= COMPOSE_SAFE
+    documents, problems = parse_documents("deep.yaml", text)
+    assert documents == [] and [(p.line, p.message) for p in problems] == [
+        (1, f"nests deeper than {MAX_DEPTH} levels; Modelplane reads at most {MAX_DEPTH} (flatten it)")]
