@@ -35,6 +35,10 @@ Keys (namespace `modelplane` unless noted):
 - `skipAwait`: true stops Pulumi waiting for workloads to become ready (`pulumi.com/skipAwait`):
   for fleets that should not block `up` on model downloads, or clusters without kubelets. Gateways
   still wait for their address, which routing needs. Default false.
+- `gatewayAddresses`: `{cluster: address}`, and `_fleet` for the fleet gateway: the address of a
+  Gateway no controller writes one for (a fixed load balancer or DNS name in front of it; the local
+  demo, where no Gateway controller runs). Such a Gateway is created without waiting for
+  `status.addresses`, and routes and service URLs use the given address. Default: none.
 - `gcp:project`: the project of GKE clusters whose manifest names none. EKS clusters use the region
   their manifest names, with the standard AWS credential chain; `aws:region` configures the default
   AWS provider only.
@@ -56,7 +60,7 @@ from pydantic.alias_generators import to_camel, to_snake
 from modelplane.api import CONTROL_CLUSTER, ClusterSource, ManifestErrors, Manifests, load
 from modelplane.compose import Settings
 from modelplane.pulumi.clusters import ProviderSettings, provider_settings
-from modelplane.pulumi.fleet import ModelplaneArgs, SecretKey
+from modelplane.pulumi.fleet import FLEET_GATEWAY, ModelplaneArgs, SecretKey
 from modelplane.pulumi.names import config_path
 
 if TYPE_CHECKING:
@@ -80,6 +84,7 @@ def read_stack_config(project_dir: Path) -> ModelplaneArgs:
             "credentials": credentials(manifests, config.get_object("credentials") or {}),
             "prerequisites_installed_on": prerequisites_installed_on(manifests, config.get("servingStack")),
             "skip_await": config.get_bool("skipAwait") or False,
+            "gateway_addresses": gateway_addresses(manifests, config.get_object("gatewayAddresses")),
             "secrets": secrets(secret_tree),
             "gcp_project": pulumi.Config("gcp").get("project")}
 
@@ -144,6 +149,22 @@ def prerequisites_installed_on(manifests: Manifests, text: str | None) -> frozen
                               f"{', '.join(unknown)} (clusters: {', '.join(declared)}; {CONTROL_CLUSTER}: the control "
                               "cluster)")
     return frozenset(name for name in clusters if value.get(name, True))
+
+
+def gateway_addresses(manifests: Manifests, value: Any) -> dict[str, str]:
+    """`modelplane:gatewayAddresses` (see the module docstring): cluster name (or `_fleet`) -> address."""
+    if value is None:
+        return {}
+    declared = sorted(cluster.name for cluster in manifests.fleet.clusters)
+    if not isinstance(value, Mapping) or not all(isinstance(a, str) and a for a in value.values()):
+        raise pulumi.RunError("modelplane:gatewayAddresses must be a map of cluster name (or _fleet) -> address, "
+                              "e.g. pulumi config set --path 'modelplane:gatewayAddresses.east' gw.east.example.com")
+    unknown = sorted(set(value) - {FLEET_GATEWAY, *declared})
+    if unknown:
+        raise pulumi.RunError(f"modelplane:gatewayAddresses names clusters the manifests do not declare: "
+                              f"{', '.join(unknown)} (clusters: {', '.join(declared)}; {FLEET_GATEWAY}: the fleet "
+                              "gateway)")
+    return dict(sorted(value.items()))
 
 
 def kubeconfigs(manifests: Manifests, secret_tree: Any, control: ControlCluster | None = None
