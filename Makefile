@@ -36,7 +36,7 @@ plan: $(VENV)/.cli
 
 # `pulumi preview` and `pulumi up` on a local fleet of two kube-apiservers (modelplane/local/demo.py).
 demo: $(VENV)/.demo
-	$(BIN)/python -m modelplane.local.demo
+	@$(BIN)/python -m modelplane.local.demo
 
 demo-clean:
 	rm -rf .demo

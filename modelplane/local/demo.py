@@ -95,6 +95,15 @@ def say(text: str = "") -> None:
     print(text, flush=True)
 
 
+def shown(path: Path) -> str:
+    """A path as the user would type it: relative to the current directory, else from ~."""
+    path = path.resolve()
+    for base, prefix in ((Path.cwd(), ""), (Path.home(), "~/")):
+        if base in path.parents:
+            return prefix + str(path.relative_to(base))
+    return str(path)
+
+
 @contextmanager
 def step(title: str) -> Iterator[Callable[[str], None]]:
     """A progress line for a long step, closed with its time and what `done(...)` reported."""
@@ -125,17 +134,17 @@ def run(directory: Path) -> None:
             for cluster in fleet.clusters.values():
                 apply_crds(cluster, [CRDS / name for name in SERVING_CRDS])
         for name, cluster in fleet.clusters.items():
-            say(f"      {name}: {cluster.server} (kubeconfig {cluster.kubeconfig_file})")
+            say(f"      {name}: {cluster.server} (kubeconfig {shown(cluster.kubeconfig_file)})")
         project = stack(directory / "stack", tools, fleet)
         scenario(project, fleet)
     finally:
         fleet.stop()
-        say(f"\nservers stopped. The stack's state and the servers' logs stay in {directory} (`make demo-clean` "
+        say(f"\nservers stopped. The stack's state and the servers' logs stay in {shown(directory)} (`make demo-clean` "
             "removes them).")
 
 
 def stack(directory: Path, tools: Toolset, fleet: Fleet) -> Project:
-    with step(f"[2/5] creating stack {STACK!r} (file:// backend in {directory})"):
+    with step(f"[2/5] creating stack {STACK!r} (file:// backend in {shown(directory)})"):
         project = Project.create(directory, tools.path, offline=tools.offline, stack=STACK)
         manifests = {path.name: path.read_text() for path in sorted(EXAMPLE.glob("*.yaml"))}
         project.deploy_to(fleet.clusters, manifests, HF_TOKEN)

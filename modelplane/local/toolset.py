@@ -50,7 +50,9 @@ def find_toolset(say=print) -> Toolset:
         f"(the first build takes {FIRST_BUILD}; cached under ~/.cache/modelplane-e2e)")
     bin_dir = build_toolset()
     binaries = {name: bin_dir / name for name in ("etcd", "kube-apiserver", *OPTIONAL)}
-    return Toolset(binaries, (bin_dir,), True, f"the pinned toolset in {bin_dir}")
+    home = Path.home()
+    where = f"~/{bin_dir.relative_to(home)}" if home in bin_dir.parents else str(bin_dir)
+    return Toolset(binaries, (bin_dir,), True, f"the pinned toolset in {where}")
 
 
 def build_toolset() -> Path:
