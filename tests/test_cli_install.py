@@ -83,3 +83,17 @@ def test_explain_takes_control_cluster_as_validate_and_plan_do(tmp_path: Path,
     capsys.readouterr()
     assert main(["explain", "ml-team/qwen-demo", str(tmp_path), "--control-cluster"]) == 0
     assert "qwen-demo" in capsys.readouterr().out
+
+
+def pins(lines: list[str]) -> set[str]:
+    return {line.split("#")[0].strip().lower() for line in lines
+            if line.split("#")[0].strip() and not line.startswith(("-r", "modelplane["))}
+
+
+def test_the_requirements_files_pin_what_pyproject_pins() -> None:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    extras = project["optional-dependencies"]
+    runtime = pins([*project["dependencies"], *(d for extra in ("pulumi", "clouds", "control", "gcp", "aws", "azure",
+                                                                 "nebius", "vultr") for d in extras[extra])])
+    assert pins((ROOT / "requirements.txt").read_text().splitlines()) == runtime
+    assert pins((ROOT / "requirements-dev.txt").read_text().splitlines()) == pins(extras["test"])
