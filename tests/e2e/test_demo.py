@@ -5,7 +5,7 @@ The demo runs as `make demo` runs it (`python -m modelplane.local.demo`, from th
 PATH that holds no `pulumi`, `kube-apiserver` or `etcd`, so it takes the built toolset as a new
 user without them would, and a scratch `--dir`. Its output is compared with the README's
 `$ make demo` block after replacing what differs from run to run: durations, ports, the
-scratch directory (`.demo` in the README).
+scratch directory (`.demo` in the README) and the home directory (`~`).
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ VARYING = [(re.compile(r"\d+\.\d s\b"), "N s"), (re.compile(r"127\.0\.0\.1:\d+")
 def normalized(text: str, directory: Path | None = None) -> str:
     if directory is not None:
         text = text.replace(str(directory), ".demo")
+    text = text.replace(f"{Path.home()}/", "~/")
     for pattern, replacement in VARYING:
         text = pattern.sub(replacement, text)
     return text
