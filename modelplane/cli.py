@@ -8,7 +8,8 @@ Argument parsing and output only; every decision comes from `modelplane.api` and
 cluster: it asks the Pulumi Kubernetes Operator to run the stack now. The process runs `run()`;
 `main()` is the same commands for callers in a process that goes on (tests). Exit codes: 0 done (even when
 a deployment is short: that is reported), 1 invalid input (manifests, state file, an unreachable
-cluster, an output, --out or --render that cannot be written), 2 usage errors, 3 a deployment left short under
+cluster, an output, --out or --render that cannot be written; a missing optional package, named with the extra
+that installs it), 2 usage errors, 3 a deployment left short under
 `plan --fail-on-short`. Heavy modules are imported per command so `modelplane --help` stays fast.
 """
 
@@ -25,6 +26,7 @@ from typing import TYPE_CHECKING, NoReturn
 
 import orjson
 
+from modelplane import __version__
 from modelplane.invariants import InvariantError
 from modelplane.report.json_text import indented
 
@@ -78,12 +80,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("modelplane: interrupted", file=sys.stderr)
         return INTERRUPTED
+    except ModuleNotFoundError as error:
+        from modelplane.io.extras import missing
+
+        advice = missing(error, f"modelplane {args.command.__name__.lstrip('_').replace('_', '-')}")
+        if advice is None:
+            raise
+        print(advice, file=sys.stderr)
+        return 1
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="modelplane", description=(
         "Control plane for AI inference across a fleet of GPU Kubernetes clusters: "
         "validate manifests, plan where every replica runs, explain why."))
+    parser.add_argument("--version", action="version", version=f"modelplane {__version__}")
     commands = parser.add_subparsers(required=True, metavar="COMMAND")
 
     validate = commands.add_parser("validate", help="load and validate manifests")
@@ -126,6 +137,7 @@ def _parser() -> argparse.ArgumentParser:
     explain.add_argument("deployment", metavar="NAMESPACE/NAME")
     explain.add_argument("paths", nargs="+", metavar="PATH", help="manifest files or directories")
     explain.add_argument("--state", metavar="FILE", help="a previous `plan --format json` output to retain from")
+    explain.add_argument("--control-cluster", action="store_true", help=CONTROL_CLUSTER_HELP)
     explain.set_defaults(command=_explain)
 
     capacity = commands.add_parser("capacity", help="suggest the smallest capacity changes that place every short "
@@ -276,7 +288,7 @@ def _what_if(args: argparse.Namespace, manifests: Manifests, previous: Placement
 def _explain(args: argparse.Namespace) -> int:
     from modelplane.scheduling import explain
 
-    manifests = _load(args.paths)
+    manifests = _load(args.paths, control_cluster=args.control_cluster)
     try:
         explanation = explain(manifests.fleet, manifests.workloads, args.deployment, _state(args.state))
     except KeyError:

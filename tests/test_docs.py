@@ -1,10 +1,12 @@
 """Every reference in the docs resolves: relative links (and their #anchors), named example files,
-and the DESIGN.md sections code and docs cite; the README's command outputs are what the commands print.
+and the DESIGN.md sections code and docs cite; every command-output block of the README and docs/ (a fenced
+block that starts with `$ <command>`) is exactly what the command prints.
 """
 
 from __future__ import annotations
 
 import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -60,21 +62,28 @@ def test_cited_design_sections_exist() -> None:
     assert sorted(c for c in cited if c[1] not in sections) == []
 
 
-def readme_session(command: str) -> list[str]:
-    """The lines the README shows after `$ <command>` in a code block."""
-    text = (ROOT / "README.md").read_text()
-    block = text.split(f"$ {command}\n", 1)[1].split("```", 1)[0]
-    return block.splitlines()
+SESSION = re.compile(r"^```[a-z]*\n\$ (?P<command>.+?)\n(?P<shown>.*?)^```", re.S | re.M)
+"""A command-output block: a fenced block whose first line is `$ <command>`, then what it prints."""
+OUTPUT_DOCS = sorted({ROOT / "README.md", *ROOT.glob("docs/**/*.md")})
 
 
-@pytest.mark.parametrize(("command", "exit_code"), [
-    ("modelplane validate examples/qwen3-8b/fleet.yaml docs/bad.yaml", 1),
-    ("modelplane plan examples/qwen3-8b/fleet.yaml examples/scaled.yaml", 0),
-])
-def test_readme_examples_print_what_the_readme_shows(command: str, exit_code: int) -> None:
-    run = subprocess.run([sys.executable, "-m", "modelplane.cli", *command.split()[1:]], cwd=ROOT,
-                         capture_output=True, text=True, check=False)
-    printed = (run.stdout + run.stderr).splitlines()
-    shown = [line for line in readme_session(command) if line != "..."]
-    assert run.returncode == exit_code
-    assert [line for line in shown if line not in printed] == []
+def sessions(markdown: Path) -> list[tuple[str, str]]:
+    """(command, what the block shows it prints) for every command-output block of a document."""
+    return [(m["command"], m["shown"]) for m in SESSION.finditer(markdown.read_text())]
+
+
+CLI_SESSIONS = [(markdown, command, shown) for markdown in OUTPUT_DOCS for command, shown in sessions(markdown)]
+
+
+def test_every_command_output_block_is_run_by_a_test() -> None:
+    commands = [command for markdown in OUTPUT_DOCS for command, _ in sessions(markdown)]
+    assert [c for c in commands if shlex.split(c)[0] != "modelplane"] == [], "only modelplane commands run here"
+    assert len(CLI_SESSIONS) >= 4
+
+
+@pytest.mark.parametrize(("markdown", "command", "shown"), CLI_SESSIONS,
+                         ids=[f"{m.relative_to(ROOT)}: {c}" for m, c, _ in CLI_SESSIONS])
+def test_command_output_blocks_are_what_the_commands_print(markdown: Path, command: str, shown: str) -> None:
+    run = subprocess.run([sys.executable, "-m", "modelplane.cli", *shlex.split(command)[1:]], cwd=ROOT,
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, check=False)
+    assert run.stdout == shown

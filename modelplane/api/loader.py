@@ -7,7 +7,8 @@ directories (recursively, `*.yaml`/`*.yml`, hidden entries skipped, sorted) and 
 never escapes as anything else.
 
 A document of another API group (a Namespace, a PodMonitor, a Crossplane package kept beside the
-modelplane.ai documents) is skipped with one `foreign-kind` warning; `strict=True` makes it an
+modelplane.ai documents), or a mapping with neither apiVersion nor kind (a Helm values file,
+Pulumi.yaml, a CI workflow), is skipped with one `foreign-kind` warning; `strict=True` makes it an
 error. Everything else about validation is the same either way.
 
 `control_cluster=True` says the fleet has a control cluster (control-cluster mode), so an
@@ -45,6 +46,8 @@ DEFAULT_NAMESPACE = "default"
 SUFFIXES = (".yaml", ".yml")
 FOREIGN_KIND = "foreign-kind"
 """The code of the problem a document of another API group gets (a warning, an error when strict)."""
+NOT_KUBERNETES = ("not a Kubernetes object (no apiVersion, no kind: a Helm values file, Pulumi.yaml or CI workflow "
+                  "kept beside the manifests?): skipped")
 
 
 def load(paths: Sequence[str | Path], *, strict: bool = False, control_cluster: bool = False) -> Manifests:
@@ -185,6 +188,9 @@ def read_manifest(document: Document) -> Read:
     key: ObjectKey = (kind if isinstance(kind, str) else "", _text(metadata.get("namespace")),
                       _text(metadata.get("name")))
     given = data.get("apiVersion")
+    if given is None and kind is None:
+        return Read(None, origin, [Problem(document.file, document.line, code=FOREIGN_KIND, severity=Severity.WARNING,
+                                           message=NOT_KUBERNETES)])
     if isinstance(given, str) and given.rpartition("/")[0] != API_GROUP:
         return Read(None, origin, [origin.problem(key, (), (
             f"not a modelplane.ai kind ({given}): apply it with kubectl or declare it in your Pulumi program"),

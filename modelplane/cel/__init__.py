@@ -23,7 +23,8 @@ to a real API server:
   ``semver``, with Kubernetes' exact shapes (``sign`` is a global function; ``semver`` and
   ``isSemver`` take the normalize flag). Kubernetes' string extension, list, regex (``find``), URL,
   IP, CIDR, format and set libraries, optional types, two-variable comprehensions, ``cel.bind``,
-  timestamps, durations and ``type()`` are rejected at validation with an undeclared reference,
+  timestamps, durations and ``type()`` are rejected at validation (named as Kubernetes functions
+  modelplane does not support, with the list of those it does),
   where Kubernetes admits them. Errs toward rejecting, never toward a wrong match.
 - Cost: the static estimate follows cel-go's shape (comparisons priced by the smaller operand's
   known size, so comparing two values of unknown size, such as two quantities with ``!=``, is

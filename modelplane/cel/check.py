@@ -87,6 +87,21 @@ _FUNCTIONS: dict[str, list[_Overload]] = {
     + [(t, (), INT) for t in (STRING, BYTES, ("list", DYN), ("map", DYN, DYN))],
 }
 _MACROS = ("all", "exists", "exists_one", "map", "filter")
+SUPPORTED_FUNCTIONS = tuple(sorted({*_FUNCTIONS, *_CONVERSIONS, *_MACROS, "has", "dyn"}))
+# Functions the API server's CEL environment for DRA selectors declares (k8s.io/apiserver
+# pkg/cel/environment/base.go: ext.Strings, library.Lists, library.Regex, library.URLs, library.IP,
+# library.CIDR, library.Format; cel-go's timestamps, durations and type()) that are not evaluated
+# here: named as such, so a selector Kubernetes would admit is not reported as a typo.
+KUBERNETES_ONLY_FUNCTIONS = frozenset({
+    "charAt", "indexOf", "lastIndexOf", "lowerAscii", "upperAscii", "replace", "split", "substring", "trim", "join",
+    "format", "quote", "reverse", "isSorted", "sum", "min", "max", "find", "findAll", "url", "isURL", "getScheme",
+    "getHost", "getHostname", "getPort", "getEscapedPath", "getQuery", "ip", "isIP", "family", "isUnspecified",
+    "isLoopback", "isLinkLocalMulticast", "isLinkLocalUnicast", "isGlobalUnicast", "isCanonical", "cidr", "isCIDR",
+    "containsIP", "containsCIDR", "masked", "prefixLength", "timestamp", "duration", "getFullYear", "getMonth",
+    "getDayOfYear", "getDayOfMonth", "getDate", "getDayOfWeek", "getHours", "getMinutes", "getSeconds",
+    "getMilliseconds", "type", "hasValue", "value", "orValue", "optMap", "optFlatMap", "transformList",
+    "transformMap", "transformMapEntry",
+})
 
 
 _DYNAMIC = (DYN, ANY, FREE)
@@ -183,7 +198,7 @@ class _Checker:
                 return _Typed(self.scope[node.name], 1, _UNKNOWN_SIZE)
             if node.name == "device":
                 return _Typed(DEVICE, 1, 0)
-            raise self.error(f"undeclared reference to '{node.name}' (in container '')", node)
+            raise self.error(f"undeclared reference to '{node.name}' (the one variable of a selector is device)", node)
         if isinstance(node, Select):
             return self.select(node)
         if isinstance(node, Index):
@@ -314,6 +329,9 @@ class _Checker:
             return self.comprehension(node)
         if isinstance(node.target, Ident) and node.target.name == "cel" and "cel" not in self.scope:
             raise self.error(f"cel.{node.function} is not supported here; write the sub-expression out", node)
+        if isinstance(node.target, Ident) and node.target.name == "sets" and "sets" not in self.scope:
+            raise self.error(f"sets.{node.function}() is a Kubernetes CEL function modelplane does not support; "
+                             "write it with exists() or all()", node)
         if node.target is None and node.function in _CONVERSIONS:
             result, accepted = _CONVERSIONS[node.function]
             args = [self.visit(a) for a in node.args]
@@ -321,7 +339,7 @@ class _Checker:
                 raise self.no_overload(node.function, node, *(a.type for a in args))
             return _Typed(result, args[0].cost + 1, _UNKNOWN_SIZE, result in _SCALARS)
         if node.function not in _FUNCTIONS:
-            raise self.error(f"undeclared reference to '{node.function}' (in container '')", node)
+            raise self.error(unsupported_function(node.function), node)
         target = self.visit(node.target) if node.target is not None else None
         args = [self.visit(a) for a in node.args]
         receiver = target.type if target is not None else None
@@ -406,3 +424,12 @@ def check(ast: Node, text: str) -> int:
             "nested comprehensions multiply; flatten them or split the selector"
         )
     return result.cost
+
+
+def unsupported_function(name: str) -> str:
+    """Why a call to `name` is rejected: a Kubernetes function modelplane does not evaluate, or none at all."""
+    supported = ", ".join(SUPPORTED_FUNCTIONS)
+    if name in KUBERNETES_ONLY_FUNCTIONS:
+        return (f"{name}() is a Kubernetes CEL function modelplane does not support; write the selector with the "
+                f"supported functions: {supported}")
+    return f"undeclared reference to '{name}': no such function; the supported functions are: {supported}"

@@ -82,7 +82,7 @@ def _cause(expression: str, devices: list[tuple[str, str, Device]], otherwise: s
             domains = sorted({d for s, d in published if s == section})
             return f"{lead}: no device publishes {section} in domain {domain!r}{_closest(domain, domains)}"
         if name not in names:
-            return f"{lead}: no device publishes the {section[:-1] if section == 'capacity' else 'attribute'} " \
+            return f"{lead}: no device publishes the {'capacity' if section == 'capacity' else 'attribute'} " \
                    f"{domain}/{name}{_closest(name, sorted(names))}"
     for text in _QUANTITY.findall(expression):
         try:

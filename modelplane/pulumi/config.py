@@ -35,6 +35,10 @@ Keys (namespace `modelplane` unless noted):
 - `skipAwait`: true stops Pulumi waiting for workloads to become ready (`pulumi.com/skipAwait`):
   for fleets that should not block `up` on model downloads, or clusters without kubelets. Gateways
   still wait for their address, which routing needs. Default false.
+- `gatewayAddresses`: `{cluster: address}`, and `_fleet` for the fleet gateway: the address of a
+  Gateway no controller writes one for (a fixed load balancer or DNS name in front of it; the local
+  demo, where no Gateway controller runs). Such a Gateway is created without waiting for
+  `status.addresses`, and routes and service URLs use the given address. Default: none.
 - `gcp:project`: the project of GKE clusters whose manifest names none. EKS clusters use the region
   their manifest names, with the standard AWS credential chain; `aws:region` configures the default
   AWS provider only.
@@ -58,7 +62,7 @@ from modelplane.compose import Settings
 from modelplane.invariants import present
 from modelplane.compose.control_plane import KUBECONFIG_SECRETS
 from modelplane.pulumi.clusters import ProviderSettings, provider_settings
-from modelplane.pulumi.fleet import ModelplaneArgs, SecretKey
+from modelplane.pulumi.fleet import FLEET_GATEWAY, ModelplaneArgs, SecretKey
 from modelplane.pulumi.names import config_path
 
 if TYPE_CHECKING:
@@ -83,6 +87,7 @@ def read_stack_config(project_dir: Path) -> ModelplaneArgs:
             "credentials": credentials(manifests, config.get_object("credentials") or {}),
             "prerequisites_installed_on": prerequisites_installed_on(manifests, config.get("servingStack")),
             "skip_await": config.get_bool("skipAwait") or False,
+            "gateway_addresses": gateway_addresses(manifests, config.get_object("gatewayAddresses")),
             "secrets": secrets(secret_tree),
             "gcp_project": pulumi.Config("gcp").get("project")}
 
@@ -172,6 +177,22 @@ def observed_clusters(manifests: Manifests, secret_tree: Any, control: ControlCl
         if isinstance(value, str):
             texts[cluster.name] = value
     return observations_to_json(observe_fleet(manifests.fleet, texts))
+
+
+def gateway_addresses(manifests: Manifests, value: Any) -> dict[str, str]:
+    """`modelplane:gatewayAddresses` (see the module docstring): cluster name (or `_fleet`) -> address."""
+    if value is None:
+        return {}
+    declared = sorted(cluster.name for cluster in manifests.fleet.clusters)
+    if not isinstance(value, Mapping) or not all(isinstance(a, str) and a for a in value.values()):
+        raise pulumi.RunError("modelplane:gatewayAddresses must be a map of cluster name (or _fleet) -> address, "
+                              "e.g. pulumi config set --path 'modelplane:gatewayAddresses.east' gw.east.example.com")
+    unknown = sorted(set(value) - {FLEET_GATEWAY, *declared})
+    if unknown:
+        raise pulumi.RunError(f"modelplane:gatewayAddresses names clusters the manifests do not declare: "
+                              f"{', '.join(unknown)} (clusters: {', '.join(declared)}; {FLEET_GATEWAY}: the fleet "
+                              "gateway)")
+    return dict(sorted(value.items()))
 
 
 def kubeconfigs(manifests: Manifests, secret_tree: Any, control: ControlCluster | None = None

@@ -51,6 +51,8 @@ from modelplane.scheduling.diff import pool_use
 if TYPE_CHECKING:
     from modelplane.pulumi.control_cluster import ControlCluster
 
+FLEET_GATEWAY = "_fleet"
+"""The key of the fleet gateway's address in `gateway_addresses` (the others are cluster names)."""
 SecretKey = tuple[str, str, str]
 """(namespace, Secret name, key) of a Secret compose delivers (e.g. a ModelCache's authSecret)."""
 
@@ -74,6 +76,10 @@ class ModelplaneArgs(TypedDict):
     skip_await: NotRequired[bool]
     """True: workloads and charts carry `pulumi.com/skipAwait` (Gateways still wait for their
     address). Default: False."""
+    gateway_addresses: NotRequired[Mapping[str, str]]
+    """Gateway addresses no controller writes (stack config `gatewayAddresses`): a cluster's name
+    for its inference Gateway, `FLEET_GATEWAY` for the fleet gateway; those Gateways do not wait and
+    report this address. Default: none (every Gateway waits for its controller's)."""
     gcp_project: NotRequired[str | None]
     """Project of GKE clusters whose manifest names none (stack config `gcp:project`). Default: None
     (an error if a GKE cluster's manifest names no project)."""
@@ -126,6 +132,7 @@ class Modelplane(pulumi.ComponentResource):
         kubeconfigs = args.get("kubeconfigs", {})
         fleet = manifests.fleet
         skip_await = args.get("skip_await", False)
+        given = args.get("gateway_addresses", {})
         installed_on = args.get("prerequisites_installed_on",
                                 frozenset({CONTROL_CLUSTER, *(c.name for c in fleet.clusters)}))
         control = args.get("control_cluster")
@@ -152,7 +159,8 @@ class Modelplane(pulumi.ComponentResource):
                 "addons": cluster_stack(cluster, settings, fleet.gateway, class_drivers(fleet, cluster)),
                 "provider": built.provider,
                 "anchor": built.anchor, "install_prerequisites": cluster.name in installed_on,
-                "skip_await": skip_await}, aliased(child, legacy_name(cluster.name, "serving")))
+                "skip_await": skip_await, "gateway_address": given.get(cluster.name)},
+                aliased(child, legacy_name(cluster.name, "serving")))
         targets = {cluster: Target(built.provider, self.serving_stacks[cluster], built.anchor,
                                    self.serving_stacks[cluster].gateway_address)
                    for cluster, built in self.clusters.items()}
@@ -165,7 +173,8 @@ class Modelplane(pulumi.ComponentResource):
             host = targets[fleet.gateway.host]
             self.gateway = InferenceGateway(f"{name}-gateway", {
                 "gateway": fleet.gateway, "services": manifests.workloads.services,
-                "provider": host.provider, "anchor": host.anchor, "after": [host.after]}, child)
+                "provider": host.provider, "anchor": host.anchor, "after": [host.after],
+                "address": given.get(FLEET_GATEWAY)}, child)
         stacks = {**self.serving_stacks, **({CONTROL_CLUSTER: self.control_stack} if self.control_stack else {})}
         secrets = {secret_placeholder(*key): pulumi.Output.secret(value)
                    for key, value in args.get("secrets", {}).items()}

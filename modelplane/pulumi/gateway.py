@@ -42,6 +42,9 @@ class InferenceGatewayArgs(TypedDict):
     """What must exist first: that cluster's serving stack (the backend's proxy and GatewayClass)."""
     anchor: NotRequired[pulumi.Resource | None]
     """What the gateway's resources are `deleted_with` (its cluster). Default: None."""
+    address: NotRequired[str | None]
+    """The fleet Gateway's address when no controller writes one (stack config `gatewayAddresses`).
+    Default: None (wait for the controller's)."""
 
 
 class InferenceGateway(pulumi.ComponentResource):
@@ -64,7 +67,8 @@ class InferenceGateway(pulumi.ComponentResource):
         fleet_gateway = backend(manifest).gateway_object(manifest, [s.namespace for s in args["services"]])
         self.gateway = GatewayObject(manifest_name(scope(name, self.cluster), fleet_gateway), fleet_gateway, aliased(
             ResourceOptions(parent=self, provider=args["provider"], depends_on=list(args["after"]),
-                            deleted_with=args.get("anchor")), legacy_manifest_name(self.cluster, fleet_gateway)))
+                            deleted_with=args.get("anchor")), legacy_manifest_name(self.cluster, fleet_gateway)),
+            args.get("address"))
         self.address = self.gateway.address()
         scheme = "https" if spec.tls else "http"
         port = "" if manifest.port == {"http": 80, "https": 443}[scheme] else f":{manifest.port}"

@@ -10,7 +10,10 @@
 A built-in kind missing from `TYPED` is a programming error (an assert), never a silent fallback.
 With `skip_await=True` the object carries `pulumi.com/skipAwait: "true"`, so Pulumi does not wait
 for it to become ready (no kubelets, or a fleet that should not block `up` on model downloads);
-a Gateway always waits, because its address is data the fleet routes need, not readiness.
+a Gateway always waits, because its address is data the fleet routes need, not readiness, unless
+its address is given (`GatewayObject(..., address=...)`, stack config `gatewayAddresses`: no
+controller on the cluster writes one, or it is fixed outside): then it does not wait, and that
+address is its `address()`.
 
 `substitute(value, replacements)` replaces placeholder strings (a cluster's gateway address)
 wherever they appear in leaf strings, whole or inside a URL, by the Outputs that stand for them.
@@ -64,26 +67,31 @@ class GatewayObject(pulumi.CustomResource):
     status: pulumi.Output[dict[str, Any]]
     """The Gateway's status; `status.addresses[0].value` is its external address."""
 
-    def __init__(self, name: str, manifest: Mapping[str, Any], opts: ResourceOptions | None = None):
+    def __init__(self, name: str, manifest: Mapping[str, Any], opts: ResourceOptions | None = None,
+                 address: str | None = None):
+        self._given = address
         metadata = dict(manifest["metadata"])
-        metadata["annotations"] = {**metadata.get("annotations", {}), **WAIT_FOR_ADDRESS}
+        metadata["annotations"] = {**metadata.get("annotations", {}),
+                                   **(WAIT_FOR_ADDRESS if address is None else SKIP_AWAIT)}
         props = {"apiVersion": manifest["apiVersion"], "kind": manifest["kind"], "metadata": metadata,
                  "spec": manifest["spec"], "status": None}
         super().__init__(f"kubernetes:{manifest['apiVersion']}:{manifest['kind']}", name, props, opts)
 
     def address(self) -> pulumi.Output[str]:
-        """The first address the Gateway's controller assigned (an IP or a host name)."""
+        """The first address the Gateway's controller assigned (an IP or a host name), or the given one."""
+        if self._given is not None:
+            return pulumi.Output.from_input(self._given)
         return self.status.apply(lambda status: status["addresses"][0]["value"])
 
 
 def kubernetes_object(name: str, manifest: Mapping[str, Any], opts: ResourceOptions,
-                      skip_await: bool = False) -> pulumi.CustomResource:
+                      skip_await: bool = False, address: str | None = None) -> pulumi.CustomResource:
     """The resource for one rendered manifest (see the module docstring for which class and when it
     waits)."""
     api_version, kind = manifest["apiVersion"], manifest["kind"]
     if (api_version, kind) == (GATEWAY_API, "Gateway"):
         _only_spec(name, manifest)
-        return GatewayObject(name, manifest, opts)
+        return GatewayObject(name, manifest, opts, address)
     if skip_await:
         metadata = manifest["metadata"]
         manifest = {**manifest, "metadata": {**metadata, "annotations": {**metadata.get("annotations", {}),

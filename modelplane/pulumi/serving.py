@@ -13,7 +13,7 @@ Envoy Gateway, LeaderWorkerSet, the DRA driver and the CRDs they bring) only the
 modelplane's own namespace, GatewayClass and inference Gateway, are registered; dependencies on
 skipped add-ons are dropped. With `skip_await=True` nothing but the Gateway waits for readiness.
 The inference Gateway's address (an IP on GKE, a host name on EKS) is the `gateway_address` output,
-which the fleet gateway routes to. The control cluster's stack (`workload=False`, from
+which the fleet gateway routes to (`gateway_address` given: that address, without waiting). The control cluster's stack (`workload=False`, from
 `compose.gateways.control_stack`, when the fleet gateway runs there) holds no inference Gateway:
 its `gateway_address` is None.
 """
@@ -52,6 +52,9 @@ class ServingStackArgs(TypedDict):
     workload: NotRequired[bool]
     """False: the control cluster's stack, which holds no inference Gateway. Default: True (the stack
     must hold one)."""
+    gateway_address: NotRequired[str | None]
+    """The inference Gateway's address when no controller writes one (stack config
+    `gatewayAddresses`): it does not wait for one. Default: None (wait for the controller's)."""
 
 
 class ServingStack(pulumi.ComponentResource):
@@ -85,8 +88,10 @@ class ServingStack(pulumi.ComponentResource):
                                                                      skip_await=skip_await, opts=options)
             else:
                 for manifest in addon.objects:
+                    inference = manifest["kind"] == "Gateway" and manifest["metadata"]["name"] == INFERENCE_GATEWAY
                     created = kubernetes_object(manifest_name(name, manifest), manifest, aliased(
-                        options, legacy_manifest_name(args["cluster"], manifest)), skip_await)
+                        options, legacy_manifest_name(args["cluster"], manifest)), skip_await,
+                        args.get("gateway_address") if inference else None)
                     if isinstance(created, GatewayObject) and manifest["metadata"]["name"] == INFERENCE_GATEWAY:
                         gateway = created
                     options = ResourceOptions.merge(options, ResourceOptions(depends_on=[created]))

@@ -41,7 +41,12 @@ CASES = [
          line=2),
     Case("compile_test.go's type error", "1", "must evaluate to bool or the unknown type, not int", None, None),
     Case("a string result", 'device.driver', "not string", None, None),
-    Case("an undeclared function", 'device.driver.lowerAscii() == "x"', "undeclared reference to 'lowerAscii'", 15),
+    Case("a Kubernetes function not supported here", 'device.driver.lowerAscii() == "x"',
+         "lowerAscii() is a Kubernetes CEL function modelplane does not support; write the selector with the "
+         "supported functions: add, all, asApproximateFloat", 15),
+    Case("a function of no library", 'device.driver.lower() == "x"',
+         "undeclared reference to 'lower': no such function; the supported functions are: add,", 15),
+    Case("Kubernetes' sets library", "sets.contains([1], [1])", "sets.contains() is a Kubernetes CEL function", 6),
     Case("an undeclared variable", "gpu.memory > 1", "undeclared reference to 'gpu'", 1),
     Case("device has three fields", "device.vendor == 'x'", "undefined field 'vendor'", 8),
     Case(">= on a quantity call, with the rewrite", f'{MEMORY} >= quantity("80Gi")',

@@ -86,7 +86,7 @@ def test_every_example_renders_without_warnings_but_the_token_stack_config_must_
     an example whose gateway asks for plain HTTP is warned about it."""
     name, rendered = example
     want = ["secret-not-created"] * 2 if name == "prefill-decode" else []
-    want += ["plain-http-gateway"] if name in ("multi-cloud", "qwen-demo") else []
+    want += ["plain-http-gateway"] if name in ("local", "multi-cloud", "qwen-demo") else []
     assert [problem.code for problem in rendered.warnings] == want
 
 

@@ -60,6 +60,12 @@ def test_a_typo_names_the_closest_published_attribute() -> None:
                                     "(closest: 'architecture')")
 
 
+def test_a_capacity_typo_is_called_a_capacity() -> None:
+    manifests = load_sources(sources("qwen3-8b", L4_SELECTOR, L4_SELECTOR.replace(".memory.", ".memroy.")))
+    (warning,) = plan_warnings(manifests)
+    assert warning.message.endswith("no device publishes the capacity gpu.nvidia.com/memroy (closest: 'memory')")
+
+
 def test_a_service_that_selects_no_replica_warns_only_with_a_placement() -> None:
     manifests = load_sources(sources("qwen-demo", "deployment: qwen-demo", "deployment: nope"))
     placement = place(manifests.fleet, manifests.workloads)

@@ -14,12 +14,12 @@ from pathlib import Path
 import pytest
 from kubernetes import client, config
 
-from tests.e2e.servers import Cluster, Fleet
+from modelplane.local.servers import Cluster, Fleet, apply_crds
+from modelplane.local.toolset import ToolsetError, build_toolset
 
 ROOT = Path(__file__).resolve().parents[2]
 CRDS = ROOT / "tests" / "data" / "crds"
 CLUSTERS = ("east", "west")
-BUILD_SECONDS = 3600
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -44,23 +44,19 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Itera
 def tools() -> Path:
     """The toolset's bin directory (built by e2e/build-tools.sh on first use, cached per user)."""
     try:
-        built = subprocess.run([str(ROOT / "e2e" / "build-tools.sh"), "--print-bin"], capture_output=True,
-                               text=True, timeout=BUILD_SECONDS)
-    except subprocess.TimeoutExpired:
-        pytest.fail(f"e2e/build-tools.sh did not finish in {BUILD_SECONDS} s")
-    if built.returncode != 0:
-        pytest.fail("e2e/build-tools.sh failed:\n" + "\n".join(built.stderr.splitlines()[-40:]))
-    return Path(built.stdout.strip().splitlines()[-1])
+        return build_toolset()
+    except ToolsetError as error:
+        pytest.fail(str(error))
 
 
 @pytest.fixture(scope="module")
 def fleet(tools: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fleet]:
     """etcd, and per cluster an apiserver + controller manager, with the CRDs our workloads use;
     fresh for each test module, so no module sees another's objects."""
-    running = Fleet(tools, tmp_path_factory.mktemp("servers"), CLUSTERS).start()
+    running = Fleet(binaries(tools), tmp_path_factory.mktemp("servers"), CLUSTERS).start()
     try:
         for cluster in running.clusters.values():
-            install_crds(tools, cluster)
+            install_crds(cluster)
         yield running
     finally:
         running.stop()
@@ -77,12 +73,15 @@ def kubectl(tools: Path, cluster: Cluster, *args: str, stdin: str | None = None,
     return done
 
 
-def install_crds(tools: Path, cluster: Cluster) -> None:
-    """The published CRDs of tests/data/crds (LWS, Gateway API, Inference Extension, Envoy Backend),
-    applied server-side (LWS's is too large for client-side apply's annotation) and Established."""
-    for path in sorted(CRDS.glob("*.yaml")):
-        kubectl(tools, cluster, "apply", "--server-side", "-f", str(path))
-    kubectl(tools, cluster, "wait", "--for=condition=Established", "crd", "--all", "--timeout=60s")
+def binaries(tools: Path) -> dict[str, Path]:
+    """The servers' binaries in the toolset's bin directory."""
+    return {name: tools / name for name in ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler")}
+
+
+def install_crds(cluster: Cluster) -> None:
+    """The published CRDs of tests/data/crds (LWS, Gateway API, Inference Extension, Envoy Backend, ...),
+    applied server-side and Established."""
+    apply_crds(cluster, sorted(CRDS.glob("*.yaml")))
 
 
 def api_client(cluster: Cluster) -> client.ApiClient:

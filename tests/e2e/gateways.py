@@ -19,7 +19,7 @@ from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
 from tests.e2e.conftest import api_client
-from tests.e2e.servers import Cluster
+from modelplane.local.servers import Cluster
 
 GATEWAYS = ("gateway.networking.k8s.io", "v1", "gateways")
 

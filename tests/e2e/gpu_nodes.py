@@ -24,7 +24,7 @@ from kubernetes.client.exceptions import ApiException
 from modelplane.api import Claim, InferenceClass
 from modelplane.cel.quantity import parse_quantity
 from tests.e2e.conftest import api_client
-from tests.e2e.servers import Cluster
+from modelplane.local.servers import Cluster
 from tests.nvidia import DEVICE_CLASS, Card, card_for, node, resource_slice
 
 SETTLE_SECONDS = 120.0

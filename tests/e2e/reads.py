@@ -15,7 +15,7 @@ from typing import Any
 from kubernetes.dynamic import DynamicClient
 
 from tests.e2e.conftest import api_client
-from tests.e2e.servers import Cluster
+from modelplane.local.servers import Cluster
 
 NS = "ml-team"
 DELETE_SECONDS = 120.0

@@ -17,7 +17,7 @@ from kubernetes.client.exceptions import ApiException
 from modelplane.cel import SelectorError, check_selector
 from tests.cel.verdicts import CASES, DIVERGENCES, Case
 from tests.e2e.conftest import api_client
-from tests.e2e.servers import Fleet
+from modelplane.local.servers import Fleet
 
 
 @pytest.fixture(scope="module")

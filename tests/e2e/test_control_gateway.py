@@ -21,8 +21,8 @@ from typing import Any
 import pytest
 
 from tests.e2e.conftest import ROOT, kubectl
-from tests.e2e.project import Project
-from tests.e2e.servers import Cluster, Fleet
+from modelplane.local.project import Project
+from modelplane.local.servers import Cluster, Fleet
 from tests.e2e.gateways import gateway_addresses
 
 MANIFESTS = ROOT / "tests" / "e2e" / "control_cluster"

@@ -30,8 +30,8 @@ from modelplane.api.crds import SERVED_KINDS
 from modelplane.api.crds.rules import RULES
 from tests.api.test_crds import BAD
 from tests.e2e.conftest import ROOT, kubectl
-from tests.e2e.project import Project, PulumiFailed
-from tests.e2e.servers import Cluster, Fleet
+from modelplane.local.project import Project, PulumiFailed
+from modelplane.local.servers import Cluster, Fleet
 from tests.e2e.gateways import gateway_addresses
 from tests.e2e.reads import objects, versions
 

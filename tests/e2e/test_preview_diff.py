@@ -16,8 +16,8 @@ import pytest
 
 from tests.e2e.conftest import ROOT
 from tests.e2e.gateways import gateway_addresses
-from tests.e2e.project import Project
-from tests.e2e.servers import Fleet
+from modelplane.local.project import Project
+from modelplane.local.servers import Fleet
 
 FLEET = ROOT / "tests" / "e2e" / "fleet"
 PLACEMENT_HEADER = "pulumi-python:dynamic/modelplane:Placement:"

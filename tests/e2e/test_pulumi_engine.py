@@ -28,9 +28,9 @@ import pytest
 from tests.builders import UNPLACEABLE
 from tests.e2e.conftest import ROOT
 from tests.e2e.gateways import gateway_addresses
-from tests.e2e.project import PASSPHRASE, Project, PulumiFailed
+from modelplane.local.project import PASSPHRASE, Project, PulumiFailed
 from tests.e2e.reads import managed_left, objects, settled, versions
-from tests.e2e.servers import Cluster, Fleet
+from modelplane.local.servers import Cluster, Fleet
 
 FLEET = ROOT / "tests" / "e2e" / "fleet"
 HF_TOKEN = "hf_e2e_secret_token_5f1c0e"

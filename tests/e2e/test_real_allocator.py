@@ -35,7 +35,8 @@ from tests.cel.test_selectors import CASES as SELECTOR_CASES
 from tests.cel.test_selectors import FLEET, SEEDS
 from tests.cel.verdicts import CASES, Verdict
 from tests.e2e.gpu_nodes import Api, add_nodes, namespace, ready_node, scheduled, settle
-from tests.e2e.servers import Fleet
+from modelplane.local.servers import Fleet
+from tests.e2e.conftest import binaries
 from tests.nvidia import DRIVER, H100, L4
 
 DATA = Path(__file__).parents[1] / "data" / "resourceslices"
@@ -47,7 +48,7 @@ ANY_DEVICE = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metada
 
 @pytest.fixture(scope="module")
 def fleet(tools: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fleet]:
-    running = Fleet(tools, tmp_path_factory.mktemp("servers"), ("east",), scheduler=True).start()
+    running = Fleet(binaries(tools), tmp_path_factory.mktemp("servers"), ("east",), scheduler=True).start()
     try:
         yield running
     finally:

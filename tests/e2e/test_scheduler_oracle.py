@@ -40,7 +40,8 @@ from modelplane.cel import Device, SelectorEvaluator
 from modelplane.cli import main
 from tests.e2e.conftest import ROOT
 from tests.e2e.gpu_nodes import Api, add_nodes, allocation, card_of, gpu_count, namespace, scheduled, settle
-from tests.e2e.servers import Fleet
+from modelplane.local.servers import Fleet
+from tests.e2e.conftest import binaries
 from tests.nvidia import DRIVER, gpu_device
 
 EXAMPLES = ROOT / "examples"
@@ -178,7 +179,7 @@ def test_the_real_scheduler_places_what_modelplane_planned(name: str, tools: Pat
                                                            tmp_path: Path) -> None:
     manifests, placement, rendered = plan(SETS[name], tmp_path)
     clusters = tuple(c.name for c in manifests.fleet.clusters)
-    fleet = Fleet(tools, tmp_path / "servers", clusters, scheduler=True)
+    fleet = Fleet(binaries(tools), tmp_path / "servers", clusters, scheduler=True)
     (tmp_path / "servers").mkdir()
     fleet.start()
     evaluator = SelectorEvaluator()

@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from tests.e2e.conftest import ROOT, kubectl
-from tests.e2e.servers import Fleet
+from modelplane.local.servers import Fleet
 from tests.e2e.test_server_side_validation import apply, delete
 
 pytestmark = pytest.mark.e2e

@@ -24,7 +24,7 @@ import yaml
 
 from modelplane.api import load
 from tests.e2e.conftest import ROOT, kubectl
-from tests.e2e.servers import Cluster, Fleet
+from modelplane.local.servers import Cluster, Fleet
 
 EXAMPLES = sorted(path for path in (ROOT / "examples").iterdir() if any(path.glob("*.yaml")))
 TOUR = ROOT / "examples" / "getting-started"

@@ -1,15 +1,10 @@
-"""A mock Pulumi engine for running the real program, and the dynamic provider in the engine's order.
+"""Running the real program under the shipped mocks (`modelplane.testing.ModelplaneMocks`), recording.
 
-`Engine` is a `pulumi.runtime.Mocks` that records every registration and plays the engine's part
-for dynamic resources, as the Pulumi engine does with the python dynamic-provider plugin: it
-deserializes `__provider` (dill), calls `check(olds, news)` with the prior checked inputs as olds,
-raises on check failures, and then, on `up`, `create` (new) or `diff` + `update` (existing, when
-`updates`); on
-`preview` it returns the checked inputs as the outputs. Its `state` carries the dynamic resources'
-inputs/outputs from one run to the next, like a stack's state file.
-
-Cloud resources get plausible computed outputs on `up`; with `unknown_outputs=True` (a preview of
-clusters that do not exist yet) they get none, so every kubeconfig and address is unknown.
+`Engine` is those mocks plus a record of every registration (`registered`, `of_type`, `named`)
+and one fault to simulate (`drop_placement`); it gives the dev stack's Gateways the addresses of
+`GATEWAY_ADDRESSES`. `run_program` runs `__main__.py` with the dev stack's config (`dev_config`)
+like `pulumi preview` (engine.preview) or `up`; the engine's `state` carries the dynamic
+resources from one run to the next, like a stack's state file.
 """
 
 from __future__ import annotations
@@ -23,25 +18,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import dill
 import pulumi
 import yaml
-from pulumi.dynamic import DiffResult
 from pulumi.runtime import settings as runtime_settings
 from pulumi.runtime.mocks import MockMonitor
+
+from modelplane.testing import CheckFailed, ModelplaneMocks, is_secret, unwrap, updates
+
+__all__ = ["CheckFailed", "Engine", "Registration", "Run", "dev_config", "is_secret", "run_program", "unwrap",
+           "updates"]
 
 ROOT = Path(__file__).resolve().parents[2]
 MAIN = ROOT / "__main__.py"
 DEV_STACK = ROOT / "stacks" / "Pulumi.dev.yaml"
-SECRET_SIG = "4dabf18193072939515e22adb298388d"
 KUBECONFIG = ("apiVersion: v1\nkind: Config\n# onprem-test-kubeconfig-7f3a9c\n"
               "users: [{name: admin, user: {token: s3cr3t-onprem-token}}]\n")
 HF_TOKEN = "hf_test_token_0123456789"
 SECRET_VALUES = (KUBECONFIG, "s3cr3t-onprem-token", HF_TOKEN)
-
-
-class CheckFailed(Exception):
-    """The dynamic provider's check() returned failures: the engine reports them as errors."""
 
 
 @dataclass
@@ -58,73 +51,23 @@ class Registration:
         return self.provider.rsplit("::", 1)[0].rsplit("::", 1)[-1] if self.provider else ""
 
 
-def unwrap(value: Any) -> Any:
-    """A value as the engine passed it, with secret wrappers removed."""
-    if isinstance(value, dict):
-        if SECRET_SIG in value:
-            return unwrap(value["value"])
-        return {key: unwrap(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [unwrap(item) for item in value]
-    return value
-
-
-def is_secret(value: Any) -> bool:
-    return isinstance(value, dict) and SECRET_SIG in value
-
-
 @dataclass
-class Engine(pulumi.runtime.Mocks):
-    preview: bool = False
-    unknown_outputs: bool = False
+class Engine(ModelplaneMocks):
+    """The shipped mocks (`modelplane.testing`), recording every registration."""
+
+    gateway_addresses: dict[str, str] = field(default_factory=lambda: dict(GATEWAY_ADDRESSES))
     drop_placement: bool = False
     """Simulate an engine that could not compute the placement (its output is unknown)."""
-    state: dict[str, dict[str, Any]] = field(default_factory=dict)
     registered: list[Registration] = field(default_factory=list)
-    calls: list[str] = field(default_factory=list)
-    """The dynamic provider methods called, in order: `check`, `diff`, `create`, `update`."""
-
-    def call(self, args: pulumi.runtime.MockCallArgs) -> Any:
-        return {}
 
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
         self.registered.append(Registration(args.typ, args.name, args.inputs, args.provider or "", bool(args.custom)))
-        if args.typ.startswith("pulumi-python:dynamic"):
-            return self._dynamic(args)
-        outputs = dict(args.inputs)
-        if not self.unknown_outputs:
-            outputs.update(computed(args.typ, args.name))
-        return f"{args.name}-id", outputs
+        return super().new_resource(args)
 
-    def _dynamic(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
-        news = {key: unwrap(value) for key, value in args.inputs.items()}
-        provider = dill.loads(base64.b64decode(news["__provider"]))
-        news = {key: value for key, value in news.items() if key != "__provider"}
-        prior = self.state.get(args.name)
-        self.calls.append("check")
-        result = provider.check(prior["inputs"] if prior else {}, news)
-        if result.failures:
-            raise CheckFailed("; ".join(f"{f.property}: {f.reason}" for f in result.failures))
-        checked = result.inputs
+    def checked(self, inputs: dict[str, Any]) -> dict[str, Any]:
         if self.drop_placement:
-            checked = {key: value for key, value in checked.items() if key != "placement"}
-        if self.preview:
-            return "", checked
-        if prior is None:
-            self.calls.append("create")
-            created = provider.create(checked)
-            identifier, outputs = created.id, created.outs
-        else:
-            identifier = prior["id"]
-            self.calls.append("diff")
-            diff = provider.diff(identifier, prior["outputs"], checked)
-            assert not diff.replaces, "the placement must never be replaced"
-            outputs = prior["outputs"]
-            if updates(diff, prior["inputs"], checked):
-                self.calls.append("update")
-                outputs = provider.update(identifier, prior["outputs"], checked).outs
-        self.state[args.name] = {"id": identifier, "inputs": checked, "outputs": outputs}
-        return identifier, outputs
+            return {key: value for key, value in inputs.items() if key != "placement"}
+        return inputs
 
     def of_type(self, typ: str) -> list[Registration]:
         return [r for r in self.registered if r.typ == typ]
@@ -133,26 +76,6 @@ class Engine(pulumi.runtime.Mocks):
         found = [r for r in self.registered if r.name == name]
         assert len(found) == 1, f"{len(found)} resources named {name}"
         return found[0]
-
-
-def updates(diff: DiffResult, old_inputs: dict[str, Any], new_inputs: dict[str, Any]) -> bool:
-    """Whether the engine updates after `diff`: the provider's answer, or, when it answers "unknown"
-    (`changes` None), the engine's own comparison of the old and new inputs."""
-    return diff.changes if diff.changes is not None else old_inputs != new_inputs
-
-
-def computed(typ: str, name: str) -> dict[str, Any]:
-    """What a cloud would compute for a resource on `up`."""
-    if typ == "gcp:container/cluster:Cluster":
-        return {"endpoint": "34.118.0.10", "masterAuth": {"clusterCaCertificate": "R0tFLUNB"}}
-    if typ == "aws:eks/cluster:Cluster":
-        return {"endpoint": "https://ABC.gr7.us-west-2.eks.amazonaws.com", "certificateAuthority": {"data": "RUtTLUNB"}}
-    if typ == "gcp:compute/network:Network":
-        return {"name": f"{name}-a1b2c3"}
-    if typ == "kubernetes:gateway.networking.k8s.io/v1:Gateway":
-        address = GATEWAY_ADDRESSES.get(name.split(":", 1)[-1], "203.0.113.9")  # whatever the component's name
-        return {"status": {"addresses": [{"type": "IPAddress", "value": address}]}}
-    return {}
 
 
 GATEWAY_ADDRESSES = {

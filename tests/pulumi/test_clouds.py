@@ -2,8 +2,8 @@
 existing-by-Secret clusters of examples/more-clouds register what their manifests ask for.
 
 Expected values come from the example's manifests (examples/more-clouds/fleet.yaml) and from the
-clouds' documented settings the modules' docstrings cite; the mock engine answers the two invokes
-(AKS admin credentials, the region's availability zones) and computes what each cloud would.
+clouds' documented settings the modules' docstrings cite; the shipped mocks (modelplane.testing) answer the two
+invokes (AKS admin credentials, the region's availability zones) and compute what each cloud would.
 """
 
 from __future__ import annotations
@@ -23,11 +23,10 @@ from pulumi.runtime import settings
 from pulumi.runtime.mocks import MockMonitor
 
 from modelplane.api import Manifests, load
+from modelplane.testing import AKS_KUBECONFIG, VULTR_KUBECONFIG
 from tests.pulumi.harness import ROOT, Engine, is_secret, unwrap
 
 EXAMPLE = ROOT / "examples" / "more-clouds"
-AKS_KUBECONFIG = "apiVersion: v1\nkind: Config\n# aks admin with a client certificate\n"
-VULTR_KUBECONFIG = "apiVersion: v1\nkind: Config\n# vke client certificate\n"
 BYO_KUBECONFIG = "apiVersion: v1\nkind: Config\n# byo-us-east\n"
 TAINT = {"key": "nvidia.com/gpu", "value": "true"}
 
@@ -36,32 +35,8 @@ def labels(pool: str, gpu: str) -> dict[str, str]:
     return {"modelplane.ai/pool": pool, "modelplane.ai/gpu": gpu, "nvidia.com/gpu.present": "true"}
 
 
-class CloudEngine(Engine):
-    """The harness engine, plus what AKS, Nebius, Vultr and AWS compute or answer."""
-
-    def call(self, args: pulumi.runtime.MockCallArgs) -> Any:
-        if args.token == "aws:index/getAvailabilityZones:getAvailabilityZones":
-            return {"names": ["us-east-2c", "us-east-2a", "us-east-2b"]}
-        if args.token == "azure-native:containerservice:listManagedClusterAdminCredentials":
-            return {"kubeconfigs": [{"name": "clusterAdmin", "value": base64.b64encode(AKS_KUBECONFIG.encode()).decode()}]}
-        return super().call(args)
-
-    def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
-        identifier, outputs = super().new_resource(args)
-        computed: dict[str, Any] = {
-            "azure-native:resources:ResourceGroup": {"name": args.inputs.get("resourceGroupName")},
-            "azure-native:containerservice:ManagedCluster": {"name": args.inputs.get("resourceName"),
-                                                             "fqdn": "aks.hcp.westeurope.azmk8s.io"},
-            "nebius:index/mk8sV1Cluster:Mk8sV1Cluster": {"status": {"controlPlane": {
-                "endpoints": {"publicEndpoint": "pub.mk8s.eu-north1.nebius.cloud"},
-                "auth": {"clusterCaCertificate": "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"}}}},
-            "vultr:index/kubernetes:Kubernetes": {"kubeConfig": base64.b64encode(VULTR_KUBECONFIG.encode()).decode(),
-                                                  "endpoint": "vke.ewr.vultr.com"},
-            "aws:ec2/launchTemplate:LaunchTemplate": {"latestVersion": 1},
-        }
-        if not self.unknown_outputs:
-            outputs.update(computed.get(args.typ, {}))
-        return identifier, outputs
+CloudEngine = Engine
+"""The shipped mocks answer every cloud's computed outputs and calls (modelplane.testing)."""
 
 
 class RecordingMonitor(MockMonitor):

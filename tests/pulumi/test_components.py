@@ -118,8 +118,14 @@ def test_an_eks_cluster_needs_two_zones() -> None:
             "disk_size_gb": 500, "node_count": 1, "min_node_count": 1, "max_node_count": 1, "zones": ["us-east-1a"]}]})
         return {}
 
+    class OneZoneRegion(Engine):
+        def call(self, args: pulumi.runtime.MockCallArgs) -> Any:
+            if args.token == "aws:index/getAvailabilityZones:getAvailabilityZones":
+                return {"names": ["us-east-1a"]}
+            return super().call(args)
+
     with pytest.raises(ValueError, match="at least two availability zones"):
-        run(program, Engine(preview=True))
+        run(program, OneZoneRegion(preview=True))
 
 
 def test_kubeconfigs_use_each_clouds_exec_credential_plugin() -> None:

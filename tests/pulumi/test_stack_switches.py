@@ -70,3 +70,24 @@ def test_without_skip_await_nothing_is_marked() -> None:
     assert not any("pulumi.com/skipAwait" in annotations(r.inputs) for r in run.engine.registered
                    if isinstance(r.inputs.get("metadata"), dict))
     assert not any(r.inputs.get("skipAwait") for r in run.engine.of_type(RELEASE))
+
+
+def test_given_gateway_addresses_are_used_without_waiting_for_a_controller() -> None:
+    given = {"onprem-us-east": "gw.onprem.example", "_fleet": "fleet.example"}
+    run = run_program(Engine(), dev_config(**{"modelplane:gatewayAddresses": given}))
+    waits = {r.name: ("pulumi.com/waitFor" in annotations(r.inputs), SKIP in annotations(r.inputs).items())
+             for r in run.engine.of_type(GATEWAY)}
+    assert waits == {"modelplane:gke-us-central:serving:Gateway:modelplane-system/inference": (True, False),
+                     "modelplane:eks-us-west:serving:Gateway:modelplane-system/inference": (True, False),
+                     "modelplane:onprem-us-east:serving:Gateway:modelplane-system/inference": (False, True),
+                     "modelplane-gateway:gke-us-central:Gateway:modelplane-system/fleet": (False, True)}
+    assert run.outputs["gatewayAddresses"] == {"gke-us-central": "34.120.0.1",
+                                               "eks-us-west": "a1.elb.us-west-2.amazonaws.com",
+                                               "onprem-us-east": "gw.onprem.example"}
+    assert run.outputs["gatewayAddress"] == "fleet.example"
+    assert all(url.startswith("http://fleet.example/") for url in run.outputs["serviceUrls"].values())
+
+
+def test_a_gateway_address_for_an_undeclared_cluster_is_an_error() -> None:
+    with pytest.raises(Exception, match="gatewayAddresses names clusters the manifests do not declare: west"):
+        run_program(Engine(preview=True), dev_config(**{"modelplane:gatewayAddresses": {"west": "w.example"}}))

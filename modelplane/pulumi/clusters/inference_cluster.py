@@ -3,7 +3,8 @@
 `spec.cluster.source` picks the module (`CLOUD_MODULES`); each module exposes
 `build(name, manifest, inputs, opts)`, which returns a component that keeps the contract of
 `contract.py`. A module, and with it its cloud's SDK, is imported only when a cluster of its source
-is built. The cluster's credentials set (`credentials.name` of its cloud block) is resolved here:
+is built; a cloud whose SDK is not installed is an error naming the extra to install. The
+cluster's credentials set (`credentials.name` of its cloud block) is resolved here:
 `provider_settings` says which settings an explicit provider gets, and a name the stack does not
 define is an error that names the config key.
 
@@ -26,6 +27,7 @@ from pulumi import ResourceOptions
 from modelplane.api import ClusterSource, Fleet
 from modelplane.api.fleet import DeletionPolicy
 from modelplane.api import InferenceCluster as ClusterManifest
+from modelplane.io.extras import missing
 from modelplane.pulumi.clusters.contract import RWX_STORAGE_CLASS, ClusterComponent, ProviderSettings
 from modelplane.pulumi.names import config_path
 
@@ -87,7 +89,14 @@ class InferenceCluster(ClusterComponent):
         if manifest.spec.deletion_policy is DeletionPolicy.ORPHAN:
             opts = ResourceOptions.merge(opts, ResourceOptions(transformations=[_retained]))
         super().__init__("modelplane:index:InferenceCluster", name, {}, opts)
-        module = importlib.import_module(f"modelplane.pulumi.clusters.{CLOUD_MODULES[manifest.spec.cluster.source]}")
+        cloud = CLOUD_MODULES[manifest.spec.cluster.source]
+        try:
+            module = importlib.import_module(f"modelplane.pulumi.clusters.{cloud}")
+        except ModuleNotFoundError as error:
+            advice = missing(error, f"InferenceCluster {manifest.name} ({cloud})")
+            if advice is None:
+                raise
+            raise pulumi.RunError(advice) from None
         built: ClusterComponent = module.build(name, manifest, {
             "fleet": args["fleet"], "rwx_storage_class": args.get("rwx_storage_class", RWX_STORAGE_CLASS),
             "provider_settings": provider_settings(manifest, args.get("credentials", {})),

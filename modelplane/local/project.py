@@ -1,14 +1,17 @@
-"""The real Pulumi CLI running the real program (`__main__.py`) in a scratch project directory.
+"""The real Pulumi CLI running the real program (`__main__.py`) in a scratch project directory, for
+`make demo` and the end-to-end suite.
 
-`Project` copies `Pulumi.yaml` and `__main__.py` into a temporary directory next to a link to the
-repo's virtualenv, writes the stack's manifests there, and runs `pulumi` from the e2e toolset with
-a `file://` backend and a passphrase secrets provider. The environment keeps everything local:
+`Project.create` copies `Pulumi.yaml` and `__main__.py` of the checkout into a directory next to a
+link to the checkout's virtualenv, logs in to a `file://` backend inside that directory and creates
+the stack, with a passphrase secrets provider. The environment keeps everything there:
+PULUMI_HOME, the state and the stack config. With `offline=True` (the toolset built from Go
+modules, which holds every plugin):
 - plugins come from the toolset's bin directory on PATH (automatic acquisition is off);
 - HTTP(S)_PROXY points at a closed loopback port (NO_PROXY covers 127.0.0.1), so any attempt to
-  reach the network fails loudly instead of silently succeeding or hanging;
-- PULUMI_HOME, the state and the stack config live in the scratch directory.
+  reach the network fails loudly instead of silently succeeding or hanging.
 The language host of the toolset does not read Pulumi.yaml's `virtualenv` option, so the
-virtualenv's bin comes first on PATH (its python runs the program).
+virtualenv's bin comes first on PATH after the tools (its python runs the program).
+Runs from a checkout (`CHECKOUT`): the program and the virtualenv are the checkout's.
 """
 
 from __future__ import annotations
@@ -17,16 +20,18 @@ import json
 import os
 import shutil
 import subprocess
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tests.e2e.conftest import ROOT
-from tests.e2e.reads import NS
-from tests.e2e.servers import Cluster
+from modelplane.local.servers import Cluster
 
+CHECKOUT = Path(__file__).resolve().parents[2]
 STACK = "e2e"
 PASSPHRASE = "e2e-passphrase"
+NS = "ml-team"
+"""The namespace of the example fleets' workloads and of their `hf-token` Secret."""
 COMMAND_SECONDS = 600
 CLOSED_PORT_PROXY = "http://127.0.0.1:9"
 
@@ -53,37 +58,50 @@ def _skip_space(text: str, at: int) -> int:
 @dataclass
 class Project:
     directory: Path
-    tools: Path
+    tools: tuple[Path, ...]
+    """Directories searched first for `pulumi` and its plugins."""
+    offline: bool = True
+    stack: str = STACK
 
     @classmethod
-    def create(cls, directory: Path, tools: Path) -> Project:
+    def create(cls, directory: Path, tools: Path | Sequence[Path], *, offline: bool = True,
+               stack: str = STACK) -> Project:
         directory.mkdir(parents=True, exist_ok=True)
         for name in ("Pulumi.yaml", "__main__.py"):
-            shutil.copy(ROOT / name, directory / name)
-        (directory / ".venv").symlink_to(ROOT / ".venv")
+            shutil.copy(CHECKOUT / name, directory / name)
+        (directory / ".venv").symlink_to(CHECKOUT / ".venv")
         (directory / "stacks").mkdir()
         (directory / "state").mkdir()
-        project = cls(directory, tools)
+        project = cls(directory, (tools,) if isinstance(tools, Path) else tuple(tools), offline, stack)
         project.run("login", f"file://{directory / 'state'}")
-        project.run("stack", "init", STACK)
+        project.run("stack", "init", stack)
         return project
 
     @property
     def env(self) -> dict[str, str]:
         keep = {key: value for key, value in os.environ.items() if not key.startswith("PULUMI_")}
-        return {**keep,
-                "PATH": f"{self.tools}:{ROOT / '.venv' / 'bin'}:{os.environ.get('PATH', '')}",
-                "PULUMI_HOME": str(self.directory / ".pulumi-home"),
-                "PULUMI_CONFIG_PASSPHRASE": PASSPHRASE,
-                "PULUMI_SKIP_UPDATE_CHECK": "true",
-                "PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION": "true",
-                "PULUMI_SKIP_CONFIRMATIONS": "true",
-                "HTTP_PROXY": CLOSED_PORT_PROXY, "HTTPS_PROXY": CLOSED_PORT_PROXY,
-                "http_proxy": CLOSED_PORT_PROXY, "https_proxy": CLOSED_PORT_PROXY,
-                "NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost"}
+        path = os.pathsep.join([*map(str, self.tools), str(CHECKOUT / ".venv" / "bin"), os.environ.get("PATH", "")])
+        env = {**keep, "PATH": path,
+               "PULUMI_HOME": str(self.directory / ".pulumi-home"),
+               "PULUMI_CONFIG_PASSPHRASE": PASSPHRASE,
+               "PULUMI_SKIP_UPDATE_CHECK": "true",
+               "PULUMI_SKIP_CONFIRMATIONS": "true"}
+        if self.offline:
+            env |= {"PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION": "true",
+                    "HTTP_PROXY": CLOSED_PORT_PROXY, "HTTPS_PROXY": CLOSED_PORT_PROXY,
+                    "http_proxy": CLOSED_PORT_PROXY, "https_proxy": CLOSED_PORT_PROXY,
+                    "NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost"}
+        return env
+
+    @property
+    def pulumi(self) -> str:
+        found = shutil.which("pulumi", path=self.env["PATH"])
+        if found is None:
+            raise PulumiFailed(f"no pulumi in {', '.join(map(str, self.tools))} or on PATH")
+        return found
 
     def run(self, *args: str, check: bool = True, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-        done = subprocess.run([str(self.tools / "pulumi"), *args, "--non-interactive"], cwd=self.directory,
+        done = subprocess.run([self.pulumi, *args, "--non-interactive"], cwd=self.directory,
                               env=self.env, input=stdin, capture_output=True, text=True, timeout=COMMAND_SECONDS)
         if check and done.returncode != 0:
             raise PulumiFailed(f"pulumi {' '.join(args)} exited {done.returncode}\n--- stdout\n{done.stdout[-6000:]}"

@@ -1,21 +1,24 @@
-"""Real Kubernetes API servers on loopback for the end-to-end suite: one etcd, and per cluster a
-kube-apiserver (its own etcd prefix) and a kube-controller-manager.
+"""Real Kubernetes API servers on loopback, for `make demo` (`modelplane.local.demo`) and the
+end-to-end suite: one etcd, and per cluster a kube-apiserver (its own etcd prefix) and, when the
+binary is there, a kube-controller-manager.
 
 Contract:
 - Every process listens on 127.0.0.1 only, on ports picked free at start; each start waits a
   bounded time for readiness (etcd /health, apiserver /readyz) and fails with the process's log
   tail. `Fleet.stop()` terminates everything (SIGTERM, then SIGKILL after a bound); the processes
-  also get SIGTERM if the test process dies (PR_SET_PDEATHSIG), so nothing outlives a run.
+  also get SIGTERM if the starting process dies (PR_SET_PDEATHSIG), so nothing outlives a run.
 - Each cluster has a self-signed serving certificate (the apiserver writes it to its cert dir) and
   an admin bearer token that is random per run (so a test can look for it in Pulumi's state); its
-  kubeconfig embeds the CA and the token.
+  kubeconfig embeds the CA and the token. `Cluster.request` calls its API over that verified TLS
+  connection; `apply_crds` posts CustomResourceDefinitions (server-side apply) and waits until
+  they are Established, so neither needs kubectl.
 - The controller manager runs the garbage collector and namespace controller, which `pulumi
   destroy` needs (the kubernetes provider deletes with foreground propagation).
 - With `scheduler=True`, each cluster also runs a kube-scheduler (DRA is on by default in 1.34), and
   the controller manager runs without its node lifecycle controller: the nodes of such a fleet
   are API objects with no kubelet to renew their leases, which that controller would taint
   unreachable and evict.
-- Logs stay in the run's directory; `Fleet.logs()` names them for a failing test to print.
+- Logs stay in the run's directory; `Fleet.logs()` names them.
 """
 
 from __future__ import annotations
@@ -29,14 +32,17 @@ import socket
 import ssl
 import subprocess
 import time
+import urllib.error
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import yaml
 
 READY_SECONDS = 60.0
+REQUEST_SECONDS = 30.0
 STOP_SECONDS = 10.0
 _PR_SET_PDEATHSIG = 1
 
@@ -105,6 +111,19 @@ class Cluster:
             "users": [{"name": "admin", "user": {"token": self.token}}],
             "contexts": [{"name": self.name, "context": {"cluster": self.name, "user": "admin"}}]}, sort_keys=True)
 
+    def request(self, method: str, path: str, body: bytes | None = None,
+                content_type: str = "application/json") -> dict[str, Any]:
+        """One call to the API as the admin; the answer's JSON. An HTTP error raises ServerError with its body."""
+        request = urllib.request.Request(f"{self.server}{path}", data=body, method=method, headers={
+            "Authorization": f"Bearer {self.token}", "Accept": "application/json", "Content-Type": content_type})
+        context = ssl.create_default_context(cafile=str(self.ca_file))
+        try:
+            with urllib.request.urlopen(request, context=context, timeout=REQUEST_SECONDS) as response:
+                return json.load(response)
+        except urllib.error.HTTPError as error:
+            raise ServerError(f"{self.name}: {method} {path}: {error.code} {error.read()[:2000].decode(errors='replace')}"
+                              ) from None
+
     def ready(self) -> bool:
         """True once /readyz answers 200 to the admin over the verified TLS connection."""
         if not self.ca_file.exists():
@@ -120,9 +139,10 @@ class Cluster:
 
 @dataclass
 class Fleet:
-    """etcd plus one apiserver and controller manager per cluster name, under `directory`."""
+    """etcd plus one apiserver (and controller manager) per cluster name, under `directory`."""
 
-    bin: Path
+    tools: Mapping[str, Path]
+    """Binary name -> its path: etcd and kube-apiserver, and kube-controller-manager if there is one."""
     directory: Path
     names: tuple[str, ...]
     clusters: dict[str, Cluster] = field(default_factory=dict)
@@ -135,7 +155,8 @@ class Fleet:
             keys = self._service_account_key()
             for name in self.names:
                 self.clusters[name] = self._apiserver(name, etcd_url, keys)
-                self._controller_manager(self.clusters[name], keys)
+                if "kube-controller-manager" in self.tools:
+                    self._controller_manager(self.clusters[name], keys)
                 if self.scheduler:
                     self._scheduler(self.clusters[name])
         except BaseException:
@@ -173,7 +194,7 @@ class Fleet:
     def _etcd(self) -> str:
         client, peer = free_port(), free_port()
         process = self._spawn("etcd", [
-            str(self.bin / "etcd"), "--name", "e2e", "--data-dir", str(self.directory / "etcd"),
+            str(self.tools["etcd"]), "--name", "e2e", "--data-dir", str(self.directory / "etcd"),
             "--listen-client-urls", f"http://127.0.0.1:{client}", "--advertise-client-urls", f"http://127.0.0.1:{client}",
             "--listen-peer-urls", f"http://127.0.0.1:{peer}", "--initial-advertise-peer-urls", f"http://127.0.0.1:{peer}",
             "--initial-cluster", f"e2e=http://127.0.0.1:{peer}", "--unsafe-no-fsync", "--log-level", "warn"])
@@ -202,7 +223,7 @@ class Fleet:
         tokens = directory / "tokens.csv"
         tokens.write_text(f"{cluster.token},e2e-admin,e2e-admin,system:masters\n")
         process = self._spawn(f"{name}-apiserver", [
-            str(self.bin / "kube-apiserver"), f"--etcd-servers={etcd_url}", f"--etcd-prefix=/{name}",
+            str(self.tools["kube-apiserver"]), f"--etcd-servers={etcd_url}", f"--etcd-prefix=/{name}",
             "--bind-address=127.0.0.1", "--advertise-address=127.0.0.1", f"--secure-port={cluster.port}",
             f"--cert-dir={directory / 'certs'}", f"--service-account-issuer=https://127.0.0.1:{cluster.port}",
             f"--service-account-key-file={keys[1]}", f"--service-account-signing-key-file={keys[0]}",
@@ -214,7 +235,7 @@ class Fleet:
 
     def _controller_manager(self, cluster: Cluster, keys: tuple[Path, Path]) -> None:
         self._spawn(f"{cluster.name}-controller-manager", [
-            str(self.bin / "kube-controller-manager"), f"--kubeconfig={cluster.kubeconfig_file}",
+            str(self.tools["kube-controller-manager"]), f"--kubeconfig={cluster.kubeconfig_file}",
             f"--authentication-kubeconfig={cluster.kubeconfig_file}",
             f"--authorization-kubeconfig={cluster.kubeconfig_file}", "--leader-elect=false",
             f"--service-account-private-key-file={keys[0]}", f"--root-ca-file={cluster.ca_file}",
@@ -224,7 +245,7 @@ class Fleet:
     def _scheduler(self, cluster: Cluster) -> None:
         port = free_port()
         process = self._spawn(f"{cluster.name}-scheduler", [
-            str(self.bin / "kube-scheduler"), f"--kubeconfig={cluster.kubeconfig_file}",
+            str(self.tools["kube-scheduler"]), f"--kubeconfig={cluster.kubeconfig_file}",
             f"--authentication-kubeconfig={cluster.kubeconfig_file}",
             f"--authorization-kubeconfig={cluster.kubeconfig_file}", "--leader-elect=false",
             "--bind-address=127.0.0.1", f"--secure-port={port}", f"--cert-dir={cluster.directory / 'scheduler-certs'}"])
@@ -239,3 +260,33 @@ class Fleet:
                 return False
 
         self._wait(process, healthy, "healthy")
+
+
+CRD_PATH = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+
+
+def apply_crds(cluster: Cluster, files: Sequence[Path], field_manager: str = "modelplane-local") -> list[str]:
+    """Server-side apply every CustomResourceDefinition in `files` (server-side: the largest are too
+    big for client-side apply's annotation); return their names once all are Established."""
+    names = []
+    for path in files:
+        for document in yaml.safe_load_all(path.read_text()):
+            if not document or document.get("kind") != "CustomResourceDefinition":
+                continue
+            name = document["metadata"]["name"]
+            cluster.request("PATCH", f"{CRD_PATH}/{name}?fieldManager={field_manager}&force=true",
+                            json.dumps(document).encode(), "application/apply-patch+yaml")
+            names.append(name)
+    deadline = time.monotonic() + READY_SECONDS
+    for name in names:
+        while not _established(cluster.request("GET", f"{CRD_PATH}/{name}")):
+            if time.monotonic() > deadline:
+                raise ServerError(f"{cluster.name}: CustomResourceDefinition {name} not Established after "
+                                  f"{READY_SECONDS:.0f} s")
+            time.sleep(0.2)
+    return names
+
+
+def _established(crd: dict[str, Any]) -> bool:
+    return any(c.get("type") == "Established" and c.get("status") == "True"
+               for c in crd.get("status", {}).get("conditions", []))
