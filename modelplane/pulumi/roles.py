@@ -36,6 +36,7 @@ import pulumi_kubernetes as k8s
 from modelplane.api import ManifestErrors, Manifests, dump_objects, load_objects
 from modelplane.compose import Rendered, Settings, address_placeholder, render, secret_placeholder
 from modelplane.compose.secrets import SecretKey
+from modelplane.pulumi.clusters import CLOUD_MODULES
 from modelplane.pulumi.gateway import InferenceGateway
 from modelplane.pulumi.names import cluster_name, provider_identifier
 from modelplane.pulumi.placement import from_wire
@@ -146,9 +147,9 @@ def workload_stack(cluster: str, fleet_stack: str) -> pulumi.Output[dict[str, An
     def deploy(wired: Any) -> pulumi.Output[dict[str, Any]]:
         data = from_wire(wired)  # numbers crossed the engine as doubles
         entry = _entry(data, "clusters", cluster, fleet_stack)
-        provider = k8s.Provider(cluster_name(cluster, "k8s"), kubeconfig=pulumi.Output.secret(private.apply(
-            lambda values: values["kubeconfigs"][cluster])), cluster_identifier=provider_identifier(cluster))
         manifests = _manifests(data["objects"], fleet_stack)
+        provider = k8s.Provider(provider_name(manifests, cluster), kubeconfig=pulumi.Output.secret(private.apply(
+            lambda values: values["kubeconfigs"][cluster])), cluster_identifier=provider_identifier(cluster))
         settings = Settings(**{f.name: data["settings"][f.name] for f in fields(Settings) if f.name in data["settings"]})
         placement = Placement.from_json({"version": PLACEMENT_VERSION, "replicas": entry["replicas"]})
         keys: list[SecretKey] = [(namespace, name, key) for namespace, name, key in data["secrets"]]
@@ -167,6 +168,15 @@ def workload_stack(cluster: str, fleet_stack: str) -> pulumi.Output[dict[str, An
         return pulumi.Output.all(applied=done.apply(lambda _: entry["replicas"]), gatewayAddress=serving.gateway_address)
 
     return shared.apply(deploy)
+
+
+def provider_name(manifests: Manifests, cluster: str) -> str:
+    """The single stack's name for the cluster's kubernetes provider (`<cluster>-<module>-k8s`, the cloud
+    module's component plus `-k8s`): a resource whose provider changes is replaced, so a workload
+    stack that took over the single stack's resources (`pulumi state move`) must keep it."""
+    manifest = manifests.fleet.cluster(cluster)
+    assert manifest is not None, "the fleet stack exports only clusters of its manifests"
+    return cluster_name(cluster, CLOUD_MODULES[manifest.spec.cluster.source], "k8s")
 
 
 def _entry(data: Any, part: str, cluster: str, fleet_stack: str) -> Any:

@@ -148,13 +148,19 @@ def test_the_workload_stacks_register_what_the_single_stack_does_on_each_cluster
     assert differing == []
 
 
-def test_a_workload_stack_uses_only_its_clusters_kubeconfig(workloads: dict[str, Run]) -> None:
+def test_a_workload_stack_uses_only_its_clusters_kubeconfig(workloads: dict[str, Run], single: Run) -> None:
     run = workloads["onprem-us-east"]
     providers = run.engine.of_type("pulumi:providers:kubernetes")
-    assert [p.name for p in providers] == ["onprem-us-east-k8s"]
+    assert [p.name for p in providers] == ["onprem-us-east-existing-k8s"], "the single stack's provider name"
     assert is_secret(providers[0].inputs["kubeconfig"])
     assert unwrap(providers[0].inputs["kubeconfig"]) == KUBECONFIG
-    assert {r.provider_name for r in run.engine.registered if r.typ.startswith(KUBERNETES)} == {"onprem-us-east-k8s"}
+    assert {r.provider_name for r in run.engine.registered if r.typ.startswith(KUBERNETES)} == {
+        "onprem-us-east-existing-k8s"}
+    names = {p.name for p in single.engine.of_type("pulumi:providers:kubernetes")}
+    for cluster, run in workloads.items():
+        assert [p.name for p in run.engine.of_type("pulumi:providers:kubernetes")] == [f"{cluster}-{{}}-k8s".format(
+            {"eks-us-west": "eks", "gke-us-central": "gke", "onprem-us-east": "existing"}[cluster])]
+        assert run.engine.of_type("pulumi:providers:kubernetes")[0].name in names
 
 
 def test_a_workload_stack_reports_what_it_applied(fleet: Run, workloads: dict[str, Run]) -> None:
