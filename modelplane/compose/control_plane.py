@@ -139,8 +139,8 @@ def stacks(settings: ControlPlaneSettings) -> list[dict[str, Any]]:
     """Every Stack the operator runs: the fleet's, then one per workload cluster of the split layout.
 
     A workload stack reads the fleet stack's outputs and the fleet stack reads the workload stacks'
-    (a StackReference each). The workload Stacks carry no `prerequisites` on the fleet's: a
-    StackReference to a stack that does not exist yet fails the run (pulumi/pulumi#19202), so on the
+    (`pulumi.roles.stack_outputs`). The workload Stacks carry no `prerequisites` on the fleet's:
+    reading a stack that does not exist yet fails the run (pulumi/pulumi#19202), so on the
     first install the fleet stack fails until each workload stack has run once (which creates it),
     and with prerequisites no workload stack would ever run. Each one runs every resync period, and
     `modelplane reconcile --all` runs them all now."""

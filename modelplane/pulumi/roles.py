@@ -6,11 +6,10 @@ Stack config `modelplane:role` (docs/pulumi.md, "Splitting the fleet"):
   and exports `workloadStacks` (plain data, `workload_stacks`: the fleet's objects, the serving-stack
   settings, and per cluster its replicas, the draining marker and whether its serving stack is
   installed) and `workloadSecrets` (one secret: each cluster's kubeconfig, the Secret values). It
-  reads, through a `StackReference` each, the workload stacks `modelplane:clusterStacks` names
-  (`{cluster: stack}`): their `applied` replicas (make-before-break, `scheduling.handoff`) and
-  `gatewayAddress` (the fleet gateway routes to a cluster only once its stack reports it). A
-  StackReference to a stack that does not exist fails the run, so a cluster is enrolled there once
-  its stack exists.
+  reads the workload stacks `modelplane:clusterStacks` names (`{cluster: stack}`; `stack_outputs`,
+  what a StackReference reads, kept out of the state): their `applied` replicas (make-before-break, `scheduling.handoff`) and
+  `gatewayAddress` (the fleet gateway routes to a cluster only once its stack reports it). Reading a
+  stack that does not exist fails the run, so a cluster is enrolled there once its stack exists.
 - `cluster` (with `modelplane:cluster` and `modelplane:fleetStack`): `workload_stack` reads the fleet
   stack's outputs and deploys only that cluster's serving stack, replicas, caches and routes, rendered
   by compose from the same objects with the cluster's share of the placement (the same manifests as
@@ -48,8 +47,8 @@ from modelplane.scheduling.placement import PLACEMENT_VERSION
 
 NAMESPACE = "modelplane"
 ROLES = ("single", "fleet", "cluster")
-FLEET_REFERENCE = "fleet-stack"
-"""The logical name of a workload stack's StackReference to the fleet stack."""
+STACK_OUTPUTS = "pulumi:pulumi:readStackOutputs"
+"""The engine's builtin invoke that reads another stack's outputs (what a StackReference reads)."""
 
 
 @dataclass(frozen=True)
@@ -57,9 +56,9 @@ class ClusterReport:
     """What an enrolled cluster's workload stack reports to the fleet stack (its outputs)."""
 
     stack: str
-    applied: pulumi.Output[Any]
+    applied: Any
     """The replicas (placement documents' `replicas` entries) it runs; None before its first `up`."""
-    gateway_address: pulumi.Output[Any]
+    gateway_address: Any
     """Its inference Gateway's address; None before its first `up`."""
 
 
@@ -70,16 +69,26 @@ def stack_role(config: pulumi.Config) -> str:
     return role
 
 
+def stack_outputs(stack: str) -> dict[str, Any]:
+    """Another stack's outputs, read through the engine's builtin `readStackOutputs` invoke: what a
+    `StackReference` reads, without keeping a copy of them in this stack's state (a StackReference's
+    state holds every output of the stack it reads: the whole fleet's share in each workload stack).
+    Plain data; secret outputs come back as plain values, which the caller wraps as secrets."""
+    result = pulumi.runtime.invoke(STACK_OUTPUTS, {"name": stack})
+    value = result.value if isinstance(result.value, Mapping) else {}
+    return from_wire(dict(value.get("outputs") or {}))
+
+
 def cluster_reports(config: pulumi.Config) -> dict[str, ClusterReport]:
-    """`modelplane:clusterStacks` (`{cluster: stack}`) -> a StackReference's outputs per cluster."""
+    """`modelplane:clusterStacks` (`{cluster: stack}`) -> what each of those stacks reports."""
     stacks = config.get_object("clusterStacks") or {}
     if not isinstance(stacks, Mapping) or not all(isinstance(v, str) and v for v in stacks.values()):
         raise pulumi.RunError("modelplane:clusterStacks must map a cluster's name -> its workload stack, e.g. "
                               "pulumi config set --path 'modelplane:clusterStacks.east' organization/modelplane/east")
     found = {}
     for cluster, stack in sorted(stacks.items()):
-        reference = pulumi.StackReference(cluster_name(cluster, "stack"), stack_name=stack)
-        found[cluster] = ClusterReport(stack, reference.get_output("applied"), reference.get_output("gatewayAddress"))
+        outputs = stack_outputs(stack)
+        found[cluster] = ClusterReport(stack, outputs.get("applied"), outputs.get("gatewayAddress"))
     return found
 
 
@@ -139,35 +148,31 @@ def workload_stacks(manifests: Manifests, handed: Handoff, settings: Settings, s
 
 def workload_stack(cluster: str, fleet_stack: str) -> pulumi.Output[dict[str, Any]]:
     """The workload stack of `cluster`: its serving stack and share of the fleet, read from the fleet
-    stack; resolves to `{"applied": [...], "gatewayAddress": ...}` once everything is applied."""
-    reference = pulumi.StackReference(FLEET_REFERENCE, stack_name=fleet_stack)
-    shared = reference.get_output("workloadStacks")
-    private = reference.get_output("workloadSecrets")
-
-    def deploy(wired: Any) -> pulumi.Output[dict[str, Any]]:
-        data = from_wire(wired)  # numbers crossed the engine as doubles
-        entry = _entry(data, "clusters", cluster, fleet_stack)
-        manifests = _manifests(data["objects"], fleet_stack)
-        provider = k8s.Provider(provider_name(manifests, cluster), kubeconfig=pulumi.Output.secret(private.apply(
-            lambda values: values["kubeconfigs"][cluster])), cluster_identifier=provider_identifier(cluster))
-        settings = Settings(**{f.name: data["settings"][f.name] for f in fields(Settings) if f.name in data["settings"]})
-        placement = Placement.from_json({"version": PLACEMENT_VERSION, "replicas": entry["replicas"]})
-        keys: list[SecretKey] = [(namespace, name, key) for namespace, name, key in data["secrets"]]
-        rendered = render(manifests, placement, settings, secrets=keys)
-        skip_await = bool(data["skipAwait"])
-        serving = ServingStack(cluster_name(cluster, "serving"), {
-            "cluster": cluster, "addons": rendered.addons[cluster], "provider": provider,
-            "install_prerequisites": bool(entry["installPrerequisites"]), "skip_await": skip_await})
-        secrets = {secret_placeholder(*key): pulumi.Output.secret(private.apply(
-            lambda values, key=key: values["secrets"][secret_placeholder(*key)])) for key in keys}
-        assert serving.gateway_address is not None, "a workload cluster's serving stack holds its inference Gateway"
-        target = Target(provider, serving, None, serving.gateway_address)
-        created = register_placed(replace(rendered, clusters={cluster: rendered.clusters[cluster]}, gateway=()),
-                                  {cluster: target}, None, secrets, None, skip_await)
-        done = pulumi.Output.all(serving.urn, *(resource.urn for resource in created.values()))
-        return pulumi.Output.all(applied=done.apply(lambda _: entry["replicas"]), gatewayAddress=serving.gateway_address)
-
-    return shared.apply(deploy)
+    stack's outputs (`stack_outputs`: known in a preview too); resolves to `{"applied": [...],
+    "gatewayAddress": ...}` once everything is applied."""
+    outputs = stack_outputs(fleet_stack)
+    data, private = outputs.get("workloadStacks"), outputs.get("workloadSecrets") or {}
+    entry = _entry(data, "clusters", cluster, fleet_stack)
+    manifests = _manifests(data["objects"], fleet_stack)
+    provider = k8s.Provider(provider_name(manifests, cluster),
+                            kubeconfig=pulumi.Output.secret(_entry(private, "kubeconfigs", cluster, fleet_stack)),
+                            cluster_identifier=provider_identifier(cluster))
+    settings = Settings(**{f.name: data["settings"][f.name] for f in fields(Settings) if f.name in data["settings"]})
+    placement = Placement.from_json({"version": PLACEMENT_VERSION, "replicas": entry["replicas"]})
+    keys: list[SecretKey] = [(namespace, name, key) for namespace, name, key in data["secrets"]]
+    rendered = render(manifests, placement, settings, secrets=keys)
+    skip_await = bool(data["skipAwait"])
+    serving = ServingStack(cluster_name(cluster, "serving"), {
+        "cluster": cluster, "addons": rendered.addons[cluster], "provider": provider,
+        "install_prerequisites": bool(entry["installPrerequisites"]), "skip_await": skip_await})
+    secrets = {secret_placeholder(*key): pulumi.Output.secret(private["secrets"][secret_placeholder(*key)])
+               for key in keys}
+    assert serving.gateway_address is not None, "a workload cluster's serving stack holds its inference Gateway"
+    target = Target(provider, serving, None, serving.gateway_address)
+    created = register_placed(replace(rendered, clusters={cluster: rendered.clusters[cluster]}, gateway=()),
+                              {cluster: target}, None, secrets, None, skip_await)
+    done = pulumi.Output.all(serving.urn, *(resource.urn for resource in created.values()))
+    return pulumi.Output.all(applied=done.apply(lambda _: entry["replicas"]), gatewayAddress=serving.gateway_address)
 
 
 def provider_name(manifests: Manifests, cluster: str) -> str:

@@ -14,29 +14,30 @@ import pulumi
 import pytest
 
 from modelplane.api import load
+from modelplane.pulumi.roles import STACK_OUTPUTS
 from modelplane.scheduling import place
-from tests.pulumi.harness import KUBECONFIG, ROOT, Engine, Registration, Run, dev_config, is_secret, run_program, unwrap
+from tests.pulumi.harness import KUBECONFIG, ROOT, Engine, Run, dev_config, is_secret, run_program, unwrap
 
 CLUSTERS = ("eks-us-west", "gke-us-central", "onprem-us-east")
 FLEET_STACK = "organization/modelplane/fleet"
 KUBERNETES = "kubernetes:"
-STACK_REFERENCE = "pulumi:pulumi:StackReference"
 
 
 @dataclass
 class Referencing(Engine):
-    """The mock engine, with StackReferences reading the given stacks' outputs (`stack` -> outputs)."""
+    """The mock engine, answering the builtin `readStackOutputs` invoke from `stacks` (stack -> outputs)."""
 
     stacks: dict[str, dict[str, Any]] = field(default_factory=dict)
+    read: list[str] = field(default_factory=list)
 
-    def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
-        if args.typ != STACK_REFERENCE:
-            return super().new_resource(args)
-        self.registered.append(Registration(args.typ, args.name, args.inputs, "", True))
-        name = args.inputs["name"]
+    def call(self, args: pulumi.runtime.MockCallArgs) -> Any:
+        if args.token != STACK_OUTPUTS:
+            return super().call(args)
+        name = args.args["name"]
+        self.read.append(name)
         if name not in self.stacks:
             raise RuntimeError(f"unknown stack {name!r}")  # what the engine says (pulumi/pulumi#19202)
-        return name, {"name": name, "outputs": self.stacks[name], "secretOutputNames": ["workloadSecrets"]}
+        return {"name": name, "outputs": self.stacks[name], "secretOutputNames": ["workloadSecrets"]}
 
 
 def role(name: str, **extra: str) -> tuple[dict[str, str], list[str]]:
@@ -175,6 +176,13 @@ def test_a_cluster_the_fleet_does_not_export_is_an_error_and_registers_nothing(f
     with pytest.raises(Exception, match="exports nothing for cluster 'gone'.*changes nothing"):
         run_program(engine, cluster_role("gone"))
     assert not [r for r in engine.registered if r.typ.startswith(KUBERNETES)]
+
+
+def test_no_stack_keeps_a_copy_of_another_stacks_outputs(fleet: Run, workloads: dict[str, Run]) -> None:
+    for run in (fleet, *workloads.values()):
+        assert not [r for r in run.engine.registered if r.typ == "pulumi:pulumi:StackReference"]
+    assert sorted(fleet.engine.read) == [stack_of(c) for c in CLUSTERS]
+    assert all(run.engine.read == [FLEET_STACK] for run in workloads.values())
 
 
 def test_an_unknown_role_is_an_error() -> None:
