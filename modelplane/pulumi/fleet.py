@@ -38,11 +38,11 @@ from modelplane.api import CONTROL_CLUSTER, Manifests, Workloads
 from modelplane.api import InferenceGateway as GatewayManifest
 from modelplane.compose import Settings, cluster_stack, render, secret_placeholder, storage_class
 from modelplane.compose.gateways import control_stack
+from modelplane.pulumi import roles
 from modelplane.pulumi.clusters import InferenceCluster, InferenceClusterArgs, ProviderSettings
 from modelplane.pulumi.clusters.contract import RWX_STORAGE_CLASS
 from modelplane.pulumi.gateway import InferenceGateway
 from modelplane.pulumi.names import cluster_name, provider_identifier
-from modelplane.pulumi import roles
 from modelplane.pulumi.placement import FleetPlacement, known_placement
 from modelplane.pulumi.serving import ServingStack
 from modelplane.pulumi.workloads import Target, register_placed
@@ -182,8 +182,8 @@ class Modelplane(pulumi.ComponentResource):
         urls = self.gateway.urls if self.gateway else pulumi.Output.from_input({})
         address = self.gateway.address if self.gateway else pulumi.Output.from_input("")
 
-        def converge(placement: Placement, reported: Mapping[str, tuple[Any, Any]] | None = None) -> dict[str, Any]:
-            handed = None if split is None else roles.fleet_handoff(placement, manifests, split, reported or {})
+        def converge(placement: Placement) -> dict[str, Any]:
+            handed = None if split is None else roles.fleet_handoff(placement, manifests, split)
             routed = placement if handed is None else handed.placement(placement)
             rendered = render(manifests, routed, settings, secrets=list(args.get("secrets", {})))
             expected = rendered.addons if split is None else {c: a for c, a in rendered.addons.items() if c in stacks}
@@ -200,8 +200,7 @@ class Modelplane(pulumi.ComponentResource):
             if handed is None:
                 created = register_placed(rendered, targets, self.gateway, secrets, self, skip_await)
             else:
-                created = roles.register_routes(rendered, targets, reported or {}, self.gateway, secrets, self,
-                                                skip_await)
+                created = roles.register_routes(rendered, targets, split, self.gateway, secrets, self, skip_await)
             if control is not None:
                 from modelplane.pulumi.status import write_back
 
@@ -210,18 +209,14 @@ class Modelplane(pulumi.ComponentResource):
                 manifests, handed, settings, skip_await, installed_on, list(args.get("secrets", {})))
             return {"summary": summary(placement, manifests.workloads), "workloadStacks": shared}
 
+        converged = known_placement(self.placement.placement).apply(converge)
         self.workload_stacks, self.workload_secrets = None, None
         if split is None:
-            converged = known_placement(self.placement.placement).apply(converge)
             self.gateway_addresses = pulumi.Output.all(
                 **{cluster: stack.gateway_address for cluster, stack in self.serving_stacks.items()})
         else:
-            reports = pulumi.Output.from_input({cluster: pulumi.Output.all(report.applied, report.gateway_address)
-                                                for cluster, report in split.items()})
-            converged = pulumi.Output.all(known_placement(self.placement.placement), reports).apply(
-                lambda resolved: converge(*resolved))
-            self.gateway_addresses = reports.apply(
-                lambda found: {cluster: address for cluster, (_, address) in sorted(found.items()) if address})
+            self.gateway_addresses = pulumi.Output.from_input(
+                {cluster: report.gateway_address for cluster, report in sorted(split.items()) if report.gateway_address})
             self.workload_stacks = converged.apply(lambda done: done["workloadStacks"])
             self.workload_secrets = pulumi.Output.secret(pulumi.Output.from_input({
                 "kubeconfigs": {cluster: built.kubeconfig for cluster, built in self.clusters.items()},

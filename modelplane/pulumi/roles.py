@@ -92,10 +92,9 @@ def cluster_reports(config: pulumi.Config) -> dict[str, ClusterReport]:
     return found
 
 
-def fleet_handoff(placement: Placement, manifests: Manifests, reports: Mapping[str, ClusterReport],
-                  reported: Mapping[str, tuple[Any, Any]]) -> Handoff:
+def fleet_handoff(placement: Placement, manifests: Manifests, reports: Mapping[str, ClusterReport]) -> Handoff:
     """`handoff` from what the workload stacks report; a stranded cluster stops the run."""
-    applied = {cluster: _replicas(reports[cluster].stack, from_wire(value[0])) for cluster, value in reported.items()}
+    applied = {cluster: _replicas(report.stack, report.applied) for cluster, report in reports.items()}
     handed = handoff(placement, [c.name for c in manifests.fleet.clusters], applied)
     if handed.stranded:
         lines = [f"{cluster} (stack {reports[cluster].stack}): {len(replicas)} replica(s) still run there"
@@ -118,12 +117,12 @@ def _replicas(stack: str, value: Any) -> list[Any] | None:
                               "run `pulumi up` on that stack") from None
 
 
-def register_routes(rendered: Rendered, targets: Mapping[str, Target], reported: Mapping[str, tuple[Any, Any]],
+def register_routes(rendered: Rendered, targets: Mapping[str, Target], reports: Mapping[str, ClusterReport],
                     gateway: InferenceGateway | None, secrets: Mapping[str, pulumi.Input[str]],
                     parent: pulumi.Resource, skip_await: bool) -> dict[str, pulumi.CustomResource]:
     """The fleet gateway's objects of the split layout: those that reach a cluster's inference Gateway
     only once that cluster's stack reports its address (a warning names the others)."""
-    addresses = {cluster: value[1] for cluster, value in reported.items() if value[1]}
+    addresses = {cluster: report.gateway_address for cluster, report in reports.items() if report.gateway_address}
     waiting = sorted(cluster for cluster in rendered.clusters if cluster not in addresses)
     kept = tuple(m for m in rendered.gateway if not any(address_placeholder(c) in repr(m) for c in waiting))
     if len(kept) < len(rendered.gateway):
