@@ -1,7 +1,9 @@
 """The modelplane Pulumi program: read the stack's config and hand off to the library.
 
 `pulumi preview` shows every cluster, serving stack, placed replica and route; `pulumi up`
-converges them. See docs/pulumi.md for the stack config keys and how to run it.
+converges them. The stack's `modelplane:role` picks one stack for the whole fleet (the default) or
+the split layout's fleet stack or workload stack (`modelplane.pulumi.roles`). See docs/pulumi.md for
+the stack config keys and how to run it.
 
 This is the program's entry point, so it alone sets process state: the cyclic garbage collector stays
 off for the whole run, as in `modelplane.cli.run` (the manifests, the placement and the resources
@@ -12,16 +14,7 @@ the collector as it finds it.
 import gc
 from pathlib import Path
 
-import pulumi
-
-from modelplane.pulumi import Modelplane, read_stack_config
+from modelplane.pulumi.roles import program
 
 gc.disable()
-fleet = Modelplane("modelplane", read_stack_config(Path(__file__).resolve().parent))
-
-pulumi.export("placement", fleet.placement_summary)
-pulumi.export("serviceUrls", fleet.service_urls)
-pulumi.export("gatewayAddress", fleet.gateway_address)
-pulumi.export("gatewayAddresses", fleet.gateway_addresses)
-pulumi.export("fleetCostPerHour", fleet.fleet_cost_per_hour)
-pulumi.export("deploymentCostPerHour", fleet.deployment_cost_per_hour)
+program(Path(__file__).resolve().parent)

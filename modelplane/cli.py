@@ -168,10 +168,16 @@ def _parser() -> argparse.ArgumentParser:
                          "workspace may read (repeat)")
     control.add_argument("--resync", type=int, default=60, metavar="SECONDS",
                          help="how often the operator re-runs the stack (at least 60, the default)")
+    control.add_argument("--cluster", action="append", metavar="NAME", help="a workload cluster of the split "
+                         "layout: its own Stack `<stack>-<NAME>`, and --stack becomes the fleet stack (repeat; "
+                         "default: one stack for the whole fleet; docs/pulumi.md)")
     control.set_defaults(command=_control_plane)
 
     reconcile = commands.add_parser("reconcile", help="ask the Pulumi Kubernetes Operator to run the stack now")
-    reconcile.add_argument("--stack", default="fleet", help="the Pulumi stack (default: fleet)")
+    which = reconcile.add_mutually_exclusive_group()
+    which.add_argument("--stack", default="fleet", help="the Pulumi stack (default: fleet)")
+    which.add_argument("--all", action="store_true", help="every modelplane Stack in the namespace (the split "
+                                                          "layout's fleet stack and workload stacks)")
     reconcile.add_argument("--namespace", default="modelplane-system", help="the Stack's namespace")
     reconcile.add_argument("--kubeconfig", help="the control cluster's kubeconfig (default: $KUBECONFIG or "
                                                 "~/.kube/config)")
@@ -349,7 +355,8 @@ def _control_plane(args: argparse.Namespace) -> int:
         settings = ControlPlaneSettings(stack=args.stack, image=args.image, backend=args.backend,
                                         env_keys=tuple(args.env or ("PULUMI_ACCESS_TOKEN",)),
                                         namespace=args.namespace, resync_seconds=args.resync,
-                                        kubeconfig_secrets=tuple(args.kubeconfig_secret or ()))
+                                        kubeconfig_secrets=tuple(args.kubeconfig_secret or ()),
+                                        clusters=tuple(args.cluster or ()))
     except ValueError as error:
         raise InputError(str(error)) from None
     directory = Path(args.render)
@@ -367,28 +374,43 @@ def _reconcile(args: argparse.Namespace) -> int:
     from kubernetes.client.exceptions import ApiException
     from urllib3.exceptions import HTTPError
 
-    from modelplane.compose.control_plane import RECONCILE_REQUEST, STACK_API, ControlPlaneSettings
+    from modelplane.compose.control_plane import PART_OF, RECONCILE_REQUEST, STACK_API, stack_resource
     from modelplane.io.kubeconfig import KubeconfigError, client_from_file
 
-    name, namespace = ControlPlaneSettings(stack=args.stack).stack_resource, args.namespace
+    namespace = args.namespace
     try:
         api = client_from_file(args.kubeconfig, args.context)
     except KubeconfigError as error:
         raise InputError(f"the kubeconfig {args.kubeconfig or '(default)'} {error}") from None
     requested = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     group, version = STACK_API.split("/")
+    objects = client.CustomObjectsApi(api)
+    names = [] if args.all else [stack_resource(args.stack)]
     try:
-        client.CustomObjectsApi(api).patch_namespaced_custom_object(
-            group, version, namespace, "stacks", name, {"metadata": {"annotations": {RECONCILE_REQUEST: requested}}})
+        if args.all:
+            selector = ",".join(f"{key}={value}" for key, value in PART_OF.items())
+            found = objects.list_namespaced_custom_object(group, version, namespace, "stacks", label_selector=selector)
+            names = sorted(item["metadata"]["name"] for item in found["items"])
+            if not names:
+                raise InputError(f"no modelplane Stack in namespace {namespace} on {api.configuration.host} "
+                                 "(`modelplane control-plane --render` writes them)")
+        for name in names:
+            objects.patch_namespaced_custom_object(group, version, namespace, "stacks", name,
+                                                   {"metadata": {"annotations": {RECONCILE_REQUEST: requested}}})
     except ApiException as error:
+        if error.status == 404 and args.all:
+            raise InputError(f"{api.configuration.host} serves no {STACK_API} Stacks: the Pulumi Kubernetes "
+                             "Operator is not installed") from None
         if error.status == 404:
-            raise InputError(f"no Stack {namespace}/{name} on {api.configuration.host} (the Stack of Pulumi stack "
-                             f"{args.stack!r}; `modelplane control-plane --render` writes it)") from None
+            raise InputError(f"no Stack {namespace}/{names[0]} on {api.configuration.host} (the Stack of Pulumi "
+                             f"stack {args.stack!r}; `modelplane control-plane --render` writes it)") from None
         raise InputError(f"{api.configuration.host} refused the request ({error.status} {error.reason})") from None
     except HTTPError as error:
         raise InputError(f"cannot reach {api.configuration.host}: {error}") from None
-    _write(f"requested a run of Stack {namespace}/{name} ({RECONCILE_REQUEST}={requested}); follow it with: "
-           f"kubectl -n {namespace} get stack {name} -w\n")
+    for name in names:
+        _write(f"requested a run of Stack {namespace}/{name} ({RECONCILE_REQUEST}={requested})\n")
+    _write(f"follow {'them' if len(names) > 1 else 'it'} with: kubectl -n {namespace} get stack "
+           f"{' '.join(names)} -w\n")
     return 0
 
 

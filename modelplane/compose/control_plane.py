@@ -9,6 +9,7 @@
   the namespace: the kubeconfigs of Existing clusters (`existing.secretRef`), never the operator's
   own credentials (`env_secret`) or any other Secret there;
 - the operator's `Stack` (pulumi.com/v1) that runs this program for `settings.stack` in cluster mode
+  (in the split layout, `settings.clusters`, as the fleet stack, plus one `Stack` per workload cluster)
   (`modelplane:source: cluster`) every `resync_seconds` even when nothing changed
   (`continueResyncOnCommitMatch`), refreshing first, with `modelplane:kubeconfigSecrets` (the
   program refuses an `existing.secretRef` outside it), with the Secret's keys as environment
@@ -73,6 +74,10 @@ class ControlPlaneSettings:
     operator_namespace: str = "pulumi-kubernetes-operator"
     kubeconfig_secrets: tuple[str, ...] = ()
     """The Secrets in `namespace` holding Existing clusters' kubeconfigs, the only Secrets the workspace may read."""
+    clusters: tuple[str, ...] = ()
+    """The workload clusters of the split layout (docs/pulumi.md, "Splitting the fleet"): the operator runs
+    `stack` as the fleet stack and one workload stack per cluster (`cluster_stack`). Default: none, one
+    stack for the whole fleet."""
 
     def __post_init__(self) -> None:
         for secret in self.kubeconfig_secrets:
@@ -89,7 +94,11 @@ class ControlPlaneSettings:
     @property
     def stack_resource(self) -> str:
         """The Stack object's name: `modelplane-<stack>` (the last part of `org/project/stack`)."""
-        return names.name("modelplane", self.stack.rsplit("/", 1)[-1], limit=STACK_NAME_LIMIT)
+        return stack_resource(self.stack)
+
+    def cluster_stack(self, cluster: str) -> str:
+        """The Pulumi stack of `cluster`'s workloads: `<stack>-<cluster>` (`org/project/prod-east`)."""
+        return f"{self.stack}-{cluster}"
 
     @property
     def service_account(self) -> str:
@@ -98,7 +107,7 @@ class ControlPlaneSettings:
 
 def control_plane(settings: ControlPlaneSettings) -> list[dict[str, Any]]:
     """Every manifest of the control cluster, in apply order (see the module docstring)."""
-    return [*custom_resource_definitions(), *access(settings), stack(settings)]
+    return [*custom_resource_definitions(), *access(settings), *stacks(settings)]
 
 
 def access(settings: ControlPlaneSettings) -> list[dict[str, Any]]:
@@ -131,14 +140,42 @@ def access(settings: ControlPlaneSettings) -> list[dict[str, Any]]:
 
 
 def stack(settings: ControlPlaneSettings) -> dict[str, Any]:
-    """The operator's Stack that runs this program continuously in cluster mode."""
+    """The operator's Stack that runs this program continuously in cluster mode (the fleet stack of the
+    split layout when `settings.clusters` names workload clusters: it reads their stacks)."""
+    config: dict[str, Any] = {"modelplane:source": "cluster"}
+    if settings.clusters:
+        config.update({"modelplane:role": "fleet", "modelplane:clusterStacks": {
+            cluster: settings.cluster_stack(cluster) for cluster in sorted(settings.clusters)}})
+    return _stack(settings, settings.stack, config)
+
+
+def stacks(settings: ControlPlaneSettings) -> list[dict[str, Any]]:
+    """Every Stack the operator runs: the fleet's, then one per workload cluster of the split layout.
+
+    A workload stack reads the fleet stack's outputs and the fleet stack reads the workload stacks'
+    (`pulumi.roles.stack_outputs`). The workload Stacks carry no `prerequisites` on the fleet's:
+    reading a stack that does not exist yet fails the run (pulumi/pulumi#19202), so on the
+    first install the fleet stack fails until each workload stack has run once (which creates it),
+    and with prerequisites no workload stack would ever run. Each one runs every resync period, and
+    `modelplane reconcile --all` runs them all now."""
+    return [stack(settings), *(_stack(settings, settings.cluster_stack(cluster), {
+        "modelplane:role": "cluster", "modelplane:cluster": cluster, "modelplane:fleetStack": settings.stack})
+        for cluster in sorted(settings.clusters))]
+
+
+def stack_resource(pulumi_stack: str) -> str:
+    """The Stack object's name of a Pulumi stack: `modelplane-<stack>` (the last part of `org/project/stack`)."""
+    return names.name("modelplane", pulumi_stack.rsplit("/", 1)[-1], limit=STACK_NAME_LIMIT)
+
+
+def _stack(settings: ControlPlaneSettings, pulumi_stack: str, config: dict[str, Any]) -> dict[str, Any]:
     spec: dict[str, Any] = {
-        "stack": settings.stack,
+        "stack": pulumi_stack,
         "serviceAccountName": settings.service_account,
         "refresh": True,
         "continueResyncOnCommitMatch": True,
         "resyncFrequencySeconds": settings.resync_seconds,
-        "config": {"modelplane:source": "cluster", KUBECONFIG_SECRETS: sorted(settings.kubeconfig_secrets)},
+        "config": {**config, KUBECONFIG_SECRETS: sorted(settings.kubeconfig_secrets)},
         "envRefs": {key: {"type": "Secret", "secret": {"name": settings.env_secret, "key": key}}
                     for key in sorted(settings.env_keys)},
         "workspaceTemplate": {"spec": {"image": settings.image, "imagePullPolicy": "IfNotPresent",
@@ -147,7 +184,7 @@ def stack(settings: ControlPlaneSettings) -> dict[str, Any]:
     if settings.backend:
         spec["backend"] = settings.backend
     return {"apiVersion": STACK_API, "kind": "Stack",
-            "metadata": _meta(settings.stack_resource, settings.namespace), "spec": spec}
+            "metadata": _meta(stack_resource(pulumi_stack), settings.namespace), "spec": spec}
 
 
 def scaled_object(namespace: str, deployment: str, served_model: str, *, prometheus: str, threshold: int = 8,
@@ -196,5 +233,5 @@ def control_plane_files(settings: ControlPlaneSettings) -> dict[str, str]:
     files apply in name order (`kubectl apply --server-side -f DIR`, which leaves `example/` out) once the
     operator runs; the example ScaledObject needs KEDA and the deployment's namespace."""
     return {"1-crds.yaml": dump_all(custom_resource_definitions()), "2-access.yaml": dump_all(access(settings)),
-            "3-stack.yaml": dump_all([stack(settings)]),
+            "3-stack.yaml": dump_all(stacks(settings)),
             "example/scaledobject.yaml": dump_all([example_scaled_object()])}

@@ -9,7 +9,8 @@ registers `compose.control_plane`'s manifests on the control cluster's provider:
 - the namespace, the workspace's ServiceAccount and its bindings (`system:auth-delegator`, the
   modelplane reader and status writer, the kubeconfig Secrets);
 - the operator's `Stack`, after the chart and the ServiceAccount, which runs the program in cluster
-  mode every `settings.resync_seconds` from the workspace image.
+  mode every `settings.resync_seconds` from the workspace image (in the split layout, the fleet
+  stack's and one per workload cluster, `compose.control_plane.stacks`).
 The Secret the Stack takes its environment from (`settings.env_secret`: the passphrase or access
 token, cloud credentials) is the platform team's to create; this component never sees its values.
 """
@@ -23,7 +24,7 @@ import pulumi_kubernetes as k8s
 from pulumi import ResourceOptions
 
 from modelplane.api.crds import custom_resource_definitions
-from modelplane.compose.control_plane import ControlPlaneSettings, access, stack
+from modelplane.compose.control_plane import ControlPlaneSettings, access, stacks
 from modelplane.pulumi.kube import kubernetes_object
 from modelplane.pulumi.names import aliased, legacy_manifest_name, manifest_name
 
@@ -50,6 +51,8 @@ class ControlPlane(pulumi.ComponentResource):
     """The operator's Stack object."""
     stack_name: str
     """The Stack object's name in `settings.namespace`: what `modelplane reconcile --stack` names."""
+    cluster_stacks: dict[str, pulumi.CustomResource]
+    """The split layout's workload Stack objects by cluster (`settings.clusters`); empty otherwise."""
 
     def __init__(self, name: str, args: ControlPlaneArgs, opts: ResourceOptions | None = None):
         super().__init__("modelplane:index:ControlPlane", name, {}, opts)
@@ -73,9 +76,12 @@ class ControlPlane(pulumi.ComponentResource):
             after = ResourceOptions.merge(child, ResourceOptions(depends_on=[created]))
             granted.append(kubernetes_object(manifest_name(name, manifest), manifest,
                                              aliased(after, legacy_manifest_name(name, manifest))))
-        manifest = stack(settings)
-        self.stack_name = manifest["metadata"]["name"]
-        self.stack = kubernetes_object(manifest_name(name, manifest), manifest, aliased(ResourceOptions.merge(
-            child, ResourceOptions(depends_on=[created, *granted, *([self.operator] if self.operator else [])])),
-            legacy_manifest_name(name, manifest)))
+        after = ResourceOptions.merge(child, ResourceOptions(
+            depends_on=[created, *granted, *([self.operator] if self.operator else [])]))
+        fleet, *workload = stacks(settings)
+        self.stack_name = fleet["metadata"]["name"]
+        self.stack = kubernetes_object(manifest_name(name, fleet), fleet,
+                                       aliased(after, legacy_manifest_name(name, fleet)))
+        self.cluster_stacks = {manifest["spec"]["config"]["modelplane:cluster"]:
+                               kubernetes_object(manifest_name(name, manifest), manifest, after) for manifest in workload}
         self.register_outputs({"stackName": self.stack_name})

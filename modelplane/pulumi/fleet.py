@@ -17,7 +17,10 @@ Order of work (DESIGN section 2, one direction):
    `workloads.register_placed` registers every workload and fleet route; unschedulable deployments
    and compose's findings are `pulumi.log.warn`ings;
 6. in control-cluster mode, after those, `status.FleetStatus`: `pulumi up` writes back each object's status.
-Stack outputs come from the attributes: `placement_summary` (where each replica runs),
+With `split` (the fleet stack of the split layout, `roles`), steps 2 and 5 stop at the fleet gateway:
+each cluster's serving stack and workloads are its workload stack's, and the fleet stack exports
+what they need (`workload_stacks`, `workload_secrets`) with make-before-break across stacks
+(`scheduling.handoff`). Stack outputs come from the attributes: `placement_summary` (where each replica runs),
 `service_urls`, `gateway_address` (the fleet gateway's), `gateway_addresses` (each cluster's
 inference Gateway).
 """
@@ -36,6 +39,7 @@ from modelplane.api import InferenceGateway as GatewayManifest
 from modelplane.compose import Settings, class_drivers, cluster_stack, render, secret_placeholder, storage_class
 from modelplane.compose.gateways import control_stack
 from modelplane.invariants import InvariantError, present
+from modelplane.pulumi import roles
 from modelplane.pulumi.clusters import InferenceCluster, InferenceClusterArgs, ProviderSettings
 from modelplane.pulumi.clusters.contract import RWX_STORAGE_CLASS
 from modelplane.pulumi.gateway import InferenceGateway
@@ -95,6 +99,11 @@ class ModelplaneArgs(TypedDict):
     the workloads, `pulumi up` writes each object's status back to it (`status.FleetStatus`), and an
     InferenceGateway without `spec.cluster` runs on it. Default: None (manifests from files; no status
     is written; such a gateway is an error)."""
+    split: NotRequired[Mapping[str, roles.ClusterReport] | None]
+    """The fleet stack of the split layout (stack config `modelplane:role: fleet`, `roles`): each
+    cluster's serving stack and workloads are left to its workload stack, which reads them from the
+    `workload_stacks` output; this maps each enrolled cluster to what its stack reports. Default:
+    None (one stack holds everything)."""
 
 
 class Modelplane(pulumi.ComponentResource):
@@ -124,6 +133,10 @@ class Modelplane(pulumi.ComponentResource):
     `{"perHour": {"USD": "181.96"}, "unpricedNodes": 4}`."""
     deployment_cost_per_hour: pulumi.Output[dict[str, Any]]
     """Deployment -> what the nodes it holds cost per hour, in the same shape."""
+    workload_stacks: pulumi.Output[dict[str, Any]] | None
+    """With `split`: what every workload stack reads (`roles.workload_stacks`); None otherwise."""
+    workload_secrets: pulumi.Output[dict[str, Any]] | None
+    """With `split`: each cluster's kubeconfig and the Secret values, as one secret; None otherwise."""
 
     def __init__(self, name: str, args: ModelplaneArgs, opts: ResourceOptions | None = None):
         super().__init__("modelplane:index:Modelplane", name, {}, opts)
@@ -136,6 +149,7 @@ class Modelplane(pulumi.ComponentResource):
         installed_on = args.get("prerequisites_installed_on",
                                 frozenset({CONTROL_CLUSTER, *(c.name for c in fleet.clusters)}))
         control = args.get("control_cluster")
+        split = args.get("split")
         child = ResourceOptions(parent=self)
 
         self.placement = FleetPlacement(f"{name}-placement", {"manifests": manifests,
@@ -154,6 +168,8 @@ class Modelplane(pulumi.ComponentResource):
                 cluster_args["kubeconfig"] = kubeconfigs[cluster.name]
             built = InferenceCluster(scope(name, cluster.name), cluster_args, aliased(child, cluster.name))
             self.clusters[cluster.name] = built
+            if split is not None:
+                continue
             self.serving_stacks[cluster.name] = ServingStack(serving_name(name, cluster.name), {
                 "cluster": cluster.name,
                 "addons": cluster_stack(cluster, settings, fleet.gateway, class_drivers(fleet, cluster)),
@@ -161,8 +177,9 @@ class Modelplane(pulumi.ComponentResource):
                 "anchor": built.anchor, "install_prerequisites": cluster.name in installed_on,
                 "skip_await": skip_await, "gateway_address": given.get(cluster.name)},
                 aliased(child, legacy_name(cluster.name, "serving")))
-        targets = {cluster: Target(built.provider, self.serving_stacks[cluster], built.anchor,
-                                   self.serving_stacks[cluster].gateway_address)
+        # Split: a cluster's serving stack is in its workload stack; its address is bound in `converge`.
+        targets = {cluster: Target(built.provider, self.serving_stacks.get(cluster, built), built.anchor,
+                                   self.serving_stacks[cluster].gateway_address if split is None else None)
                    for cluster, built in self.clusters.items()}
         self.gateway, self.control_stack = None, None
         if fleet.gateway is not None and fleet.gateway.host == CONTROL_CLUSTER:
@@ -182,8 +199,11 @@ class Modelplane(pulumi.ComponentResource):
         address = self.gateway.address if self.gateway else pulumi.Output.from_input("")
 
         def converge(placement: Placement) -> dict[str, Any]:
-            rendered = render(manifests, placement, settings, secrets=list(args.get("secrets", {})))
-            if {cluster: stack.addons for cluster, stack in stacks.items()} != rendered.addons:
+            handed = None if split is None else roles.fleet_handoff(placement, manifests, split)
+            routed = placement if handed is None else handed.placement(placement)
+            rendered = render(manifests, routed, settings, secrets=list(args.get("secrets", {})))
+            expected = rendered.addons if split is None else {c: a for c, a in rendered.addons.items() if c in stacks}
+            if {cluster: stack.addons for cluster, stack in stacks.items()} != expected:
                 raise InvariantError("compose's serving stack no longer matches `cluster_stack(cluster, settings, "
                                      "gateway)`, which the ServingStacks were registered from before the placement "
                                      "was known")
@@ -194,18 +214,34 @@ class Modelplane(pulumi.ComponentResource):
                     pulumi.log.warn(f"{key}: {status.scheduled}/{status.desired} replicas scheduled\n"
                                     + "\n".join(status.reasons)
                                     + f"\n(`modelplane explain {key} <manifests>` shows every cluster)", self)
-            created = register_placed(name, rendered, targets, self.gateway, secrets, self, skip_await)
+            if handed is None:
+                created = register_placed(name, rendered, targets, self.gateway, secrets, self, skip_await)
+            else:
+                created = roles.register_routes(name, rendered, targets, split, self.gateway, secrets, self,
+                                                skip_await)
             if control is not None:
                 from modelplane.pulumi.status import write_back
 
                 write_back(f"{name}-status", control, manifests, placement, urls, address, list(created.values()), self)
-            return summary(placement, manifests.workloads)
+            shared = None if handed is None else roles.workload_stacks(
+                manifests, handed, settings, skip_await, installed_on, list(args.get("secrets", {})))
+            return {"summary": summary(placement, manifests.workloads), "workloadStacks": shared}
 
-        self.placement_summary = known_placement(self.placement.placement).apply(converge)
+        converged = known_placement(self.placement.placement).apply(converge)
+        self.workload_stacks, self.workload_secrets = None, None
+        if split is None:
+            self.gateway_addresses = pulumi.Output.all(
+                **{cluster: stack.gateway_address for cluster, stack in self.serving_stacks.items()})
+        else:
+            self.gateway_addresses = pulumi.Output.from_input(
+                {cluster: report.gateway_address for cluster, report in sorted(split.items()) if report.gateway_address})
+            self.workload_stacks = converged.apply(lambda done: done["workloadStacks"])
+            self.workload_secrets = pulumi.Output.secret(pulumi.Output.from_input({
+                "kubeconfigs": {cluster: built.kubeconfig for cluster, built in self.clusters.items()},
+                "secrets": secrets}))
+        self.placement_summary = converged.apply(lambda done: done["summary"])
         self.service_urls = urls
         self.gateway_address = address
-        self.gateway_addresses = pulumi.Output.all(
-            **{cluster: stack.gateway_address for cluster, stack in self.serving_stacks.items()})
         cost = known_placement(self.placement.placement).apply(lambda placement: placement_cost(fleet, placement))
         self.fleet_cost_per_hour = cost.apply(lambda c: c.fleet.to_json())
         self.deployment_cost_per_hour = cost.apply(lambda c: {key: d.to_json() for key, d in c.deployments.items()})

@@ -55,13 +55,14 @@ class Target:
 
 
 def register_placed(component: str, rendered: Rendered, targets: Mapping[str, Target],
-                    gateway: InferenceGateway | None, secrets: Mapping[str, pulumi.Input[str]], parent: pulumi.Resource,
-                    skip_await: bool = False) -> dict[str, pulumi.CustomResource]:
+                    gateway: InferenceGateway | None, secrets: Mapping[str, pulumi.Input[str]],
+                    parent: pulumi.Resource | None, skip_await: bool = False) -> dict[str, pulumi.CustomResource]:
     """Register every rendered object, named `component:cluster:Kind:namespace/name`; returns them by
-    logical name."""
+    logical name. `parent` None: at the stack's root (a workload stack of the split layout,
+    `roles.workload_stack`)."""
     addresses = {address_placeholder(cluster): target.gateway_address for cluster, target in targets.items()
                  if target.gateway_address is not None}
-    batches: list[tuple[str, Sequence[dict], pulumi.Resource, list[pulumi.Resource]]] = [
+    batches: list[tuple[str, Sequence[dict], pulumi.Resource | None, list[pulumi.Resource]]] = [
         (cluster, manifests, parent, []) for cluster, manifests in rendered.clusters.items()]
     if gateway is not None:
         routes = [m for m in rendered.gateway if (m["kind"], m["metadata"]["name"]) != ("Gateway", FLEET_GATEWAY)]

@@ -21,6 +21,7 @@ from modelplane.compose.control_plane import (
     control_plane_files,
     example_scaled_object,
     stack,
+    stacks,
 )
 from tests.compose import schemas
 
@@ -146,3 +147,41 @@ def test_reconcile_without_a_usable_kubeconfig_says_so(tmp_path: Path, capsys: p
         assert main(["reconcile", "--kubeconfig", str(tmp_path / "broken")]) == 1
         err = capsys.readouterr().err
         assert err.startswith(f"the kubeconfig {tmp_path / 'broken'} {message}") and "s3cr3t" not in err
+
+
+SPLIT = ControlPlaneSettings(stack="acme/modelplane/prod", clusters=("west", "east"))
+
+
+def test_the_split_layout_is_valid_against_the_operators_schema() -> None:
+    for manifest in stacks(SPLIT):
+        assert schemas.problems(manifest) == [], manifest["metadata"]["name"]
+
+
+def test_the_split_layout_runs_a_fleet_stack_and_one_workload_stack_per_cluster() -> None:
+    fleet, east, west = stacks(SPLIT)
+    assert [s["metadata"]["name"] for s in (fleet, east, west)] == [
+        "modelplane-prod", "modelplane-prod-east", "modelplane-prod-west"]
+    assert fleet["spec"]["config"] == {
+        "modelplane:source": "cluster", "modelplane:role": "fleet",
+        "modelplane:clusterStacks": {"east": "acme/modelplane/prod-east", "west": "acme/modelplane/prod-west"}}
+    assert east["spec"]["stack"] == "acme/modelplane/prod-east"
+    assert east["spec"]["config"] == {"modelplane:role": "cluster", "modelplane:cluster": "east",
+                                      "modelplane:fleetStack": "acme/modelplane/prod"}
+    for workload in (east, west):
+        assert "prerequisites" not in workload["spec"], "a prerequisite on the fleet would deadlock the first run"
+        same = {k: v for k, v in fleet["spec"].items() if k not in ("stack", "config")}
+        assert {k: v for k, v in workload["spec"].items() if k not in ("stack", "config")} == same
+    assert stacks(ControlPlaneSettings()) == [stack(ControlPlaneSettings())], "one stack by default"
+
+
+def test_render_writes_every_stack_of_the_split_layout(tmp_path: Path) -> None:
+    assert main(["control-plane", "--render", str(tmp_path), "--stack", "acme/modelplane/prod",
+                 "--cluster", "west", "--cluster", "east"]) == 0
+    written = list(yaml.safe_load_all((tmp_path / "3-stack.yaml").read_text()))
+    assert written == stacks(SPLIT)
+
+
+def test_reconcile_takes_one_stack_or_all(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["reconcile", "--stack", "prod", "--all"])
+    assert "not allowed with argument" in capsys.readouterr().err

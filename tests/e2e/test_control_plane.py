@@ -243,6 +243,14 @@ def test_9_the_operators_stack_and_a_keda_scaled_object_apply_and_reconcile_asks
     modelplane("reconcile", "--stack", "e2e", "--kubeconfig", str(control.east.kubeconfig_file))
     annotations = control.get("stack", "modelplane-e2e", "modelplane-system")["metadata"]["annotations"]
     assert annotations["pulumi.com/reconciliation-request"].endswith("Z")
+    # The split layout: a fleet Stack and one per workload cluster, accepted by PKO's CRD; --all runs them all.
+    modelplane("control-plane", "--render", str(tmp_path / "split"), "--stack", "split", "--cluster", "east",
+               "--cluster", "west")
+    control.kubectl("apply", "--server-side", "-f", str(tmp_path / "split" / "3-stack.yaml"))
+    modelplane("reconcile", "--all", "--kubeconfig", str(control.east.kubeconfig_file))
+    for name in ("modelplane-e2e", "modelplane-split", "modelplane-split-east", "modelplane-split-west"):
+        annotations = control.get("stack", name, "modelplane-system")["metadata"]["annotations"]
+        assert annotations["pulumi.com/reconciliation-request"].endswith("Z"), name
 
 
 def test_10_state_keeps_kubeconfigs_encrypted_and_destroy_leaves_the_statuses(control: Control) -> None:

@@ -1,0 +1,236 @@
+"""Stacks by role: one stack for the whole fleet (the default), or a fleet stack and one workload stack per cluster.
+
+Stack config `modelplane:role` (docs/pulumi.md, "Splitting the fleet"):
+- `single` (default): `Modelplane` holds everything, as before.
+- `fleet`: `Modelplane` with `split` provisions the clusters, runs the placement and the fleet gateway
+  and exports `workloadStacks` (plain data, `workload_stacks`: the fleet's objects, the serving-stack
+  settings, and per cluster its replicas, the draining marker and whether its serving stack is
+  installed) and `workloadSecrets` (one secret: each cluster's kubeconfig, the Secret values). It
+  reads the workload stacks `modelplane:clusterStacks` names (`{cluster: stack}`; `stack_outputs`,
+  what a StackReference reads, kept out of the state): their `applied` replicas (make-before-break, `scheduling.handoff`) and
+  `gatewayAddress` (the fleet gateway routes to a cluster only once its stack reports it). Reading a
+  stack that does not exist fails the run, so a cluster is enrolled there once its stack exists.
+- `cluster` (with `modelplane:cluster` and `modelplane:fleetStack`): `workload_stack` reads the fleet
+  stack's outputs and deploys only that cluster's serving stack, replicas, caches and routes, rendered
+  by compose from the same objects with the cluster's share of the placement (the same manifests as
+  the single stack renders there); it exports `applied` (the replicas it runs, resolved once every
+  object is applied) and `gatewayAddress`. Its resources are registered at the stack's root with the
+  single stack's logical names, so `pulumi state move` carries an existing stack's resources over
+  without recreating them.
+Safety: a cluster the fleet stack no longer exports is an error in its workload stack (never an empty
+stack that deletes everything), and the fleet stack refuses to drop a cluster whose stack still runs
+replicas (`Handoff.stranded`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, fields, replace
+from pathlib import Path
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from modelplane.api import ManifestErrors, Manifests, dump_objects, load_objects
+from modelplane.compose import Rendered, Settings, address_placeholder, render, secret_placeholder
+from modelplane.compose.secrets import SecretKey
+from modelplane.pulumi.clusters import CLOUD_MODULES
+from modelplane.pulumi.gateway import InferenceGateway
+from modelplane.invariants import present
+from modelplane.pulumi.names import provider_identifier, scope, serving_name
+from modelplane.pulumi.placement import from_wire
+from modelplane.pulumi.serving import ServingStack
+from modelplane.pulumi.workloads import Target, register_placed
+from modelplane.scheduling import Placement, StateError
+from modelplane.scheduling.handoff import Handoff, handoff
+from modelplane.scheduling.placement import PLACEMENT_VERSION
+
+NAMESPACE = "modelplane"
+COMPONENT = "modelplane"
+"""The name of the `Modelplane` component the program builds: the first part of every logical name."""
+ROLES = ("single", "fleet", "cluster")
+STACK_OUTPUTS = "pulumi:pulumi:readStackOutputs"
+"""The engine's builtin invoke that reads another stack's outputs (what a StackReference reads)."""
+
+
+@dataclass(frozen=True)
+class ClusterReport:
+    """What an enrolled cluster's workload stack reports to the fleet stack (its outputs)."""
+
+    stack: str
+    applied: Any
+    """The replicas (placement documents' `replicas` entries) it runs; None before its first `up`."""
+    gateway_address: Any
+    """Its inference Gateway's address; None before its first `up`."""
+
+
+def stack_role(config: pulumi.Config) -> str:
+    role = config.get("role") or ROLES[0]
+    if role not in ROLES:
+        raise pulumi.RunError(f"modelplane:role is {role!r}; use {', '.join(ROLES)} (the default: single)")
+    return role
+
+
+def stack_outputs(stack: str) -> dict[str, Any]:
+    """Another stack's outputs, read through the engine's builtin `readStackOutputs` invoke: what a
+    `StackReference` reads, without keeping a copy of them in this stack's state (a StackReference's
+    state holds every output of the stack it reads: the whole fleet's share in each workload stack).
+    Plain data; secret outputs come back as plain values, which the caller wraps as secrets."""
+    result = pulumi.runtime.invoke(STACK_OUTPUTS, {"name": stack})
+    value = result.value if isinstance(result.value, Mapping) else {}
+    return from_wire(dict(value.get("outputs") or {}))
+
+
+def cluster_reports(config: pulumi.Config) -> dict[str, ClusterReport]:
+    """`modelplane:clusterStacks` (`{cluster: stack}`) -> what each of those stacks reports."""
+    stacks = config.get_object("clusterStacks") or {}
+    if not isinstance(stacks, Mapping) or not all(isinstance(v, str) and v for v in stacks.values()):
+        raise pulumi.RunError("modelplane:clusterStacks must map a cluster's name -> its workload stack, e.g. "
+                              "pulumi config set --path 'modelplane:clusterStacks.east' organization/modelplane/east")
+    found = {}
+    for cluster, stack in sorted(stacks.items()):
+        outputs = stack_outputs(stack)
+        found[cluster] = ClusterReport(stack, outputs.get("applied"), outputs.get("gatewayAddress"))
+    return found
+
+
+def fleet_handoff(placement: Placement, manifests: Manifests, reports: Mapping[str, ClusterReport]) -> Handoff:
+    """`handoff` from what the workload stacks report; a stranded cluster stops the run."""
+    applied = {cluster: _replicas(report.stack, report.applied) for cluster, report in reports.items()}
+    handed = handoff(placement, [c.name for c in manifests.fleet.clusters], applied)
+    if handed.stranded:
+        lines = [f"{cluster} (stack {reports[cluster].stack}): {len(replicas)} replica(s) still run there"
+                 for cluster, replicas in handed.stranded.items()]
+        raise pulumi.RunError(
+            "clusters removed from the manifests still run replicas, and removing the cluster would take them "
+            "down before their replacements run:\n" + "\n".join(lines) + "\nPut the cluster back and taint it "
+            "(`NoExecute`) so its replicas move make-before-break; once its stack reports none, remove it, "
+            "`pulumi destroy` its workload stack and drop it from modelplane:clusterStacks.")
+    return handed
+
+
+def _replicas(stack: str, value: Any) -> list[Any] | None:
+    if value is None:
+        return None
+    try:
+        return list(Placement.from_json({"version": PLACEMENT_VERSION, "replicas": value}).replicas)
+    except StateError as error:
+        raise pulumi.RunError(f"workload stack {stack}: its `applied` output is not a list of replicas ({error}); "
+                              "run `pulumi up` on that stack") from None
+
+
+def register_routes(component: str, rendered: Rendered, targets: Mapping[str, Target], reports: Mapping[str, ClusterReport],
+                    gateway: InferenceGateway | None, secrets: Mapping[str, pulumi.Input[str]],
+                    parent: pulumi.Resource, skip_await: bool) -> dict[str, pulumi.CustomResource]:
+    """The fleet gateway's objects of the split layout: those that reach a cluster's inference Gateway
+    only once that cluster's stack reports its address (a warning names the others)."""
+    addresses = {cluster: report.gateway_address for cluster, report in reports.items() if report.gateway_address}
+    waiting = sorted(cluster for cluster in rendered.clusters if cluster not in addresses)
+    kept = tuple(m for m in rendered.gateway if not any(address_placeholder(c) in repr(m) for c in waiting))
+    if len(kept) < len(rendered.gateway):
+        pulumi.log.warn(f"the fleet gateway does not route to {', '.join(waiting)} yet: "
+                        "the cluster's workload stack has not reported its gateway address "
+                        "(enroll it in modelplane:clusterStacks once its stack has run)", parent)
+    bound = {cluster: replace(target, gateway_address=pulumi.Output.from_input(addresses[cluster]))
+             if cluster in addresses else target for cluster, target in targets.items()}
+    return register_placed(component, replace(rendered, clusters={}, gateway=kept), bound, gateway, secrets, parent,
+                           skip_await)
+
+
+def workload_stacks(manifests: Manifests, handed: Handoff, settings: Settings, skip_await: bool,
+                    installed_on: frozenset[str], secret_keys: Sequence[SecretKey]) -> dict[str, Any]:
+    """The fleet stack's `workloadStacks` output: what each workload stack deploys (plain data)."""
+    return {"objects": dump_objects(manifests), "settings": asdict(settings), "skipAwait": skip_await,
+            "secrets": [list(key) for key in sorted(secret_keys)],
+            "clusters": {cluster: {"installPrerequisites": cluster in installed_on,
+                                   "replicas": Placement(replicas=replicas).to_json()["replicas"],
+                                   "draining": [f"{r.deployment}#{r.index}" for r in handed.draining.get(cluster, ())]}
+                         for cluster, replicas in handed.running.items()}}
+
+
+def workload_stack(cluster: str, fleet_stack: str) -> pulumi.Output[dict[str, Any]]:
+    """The workload stack of `cluster`: its serving stack and share of the fleet, read from the fleet
+    stack's outputs (`stack_outputs`: known in a preview too); resolves to `{"applied": [...],
+    "gatewayAddress": ...}` once everything is applied."""
+    outputs = stack_outputs(fleet_stack)
+    data, private = outputs.get("workloadStacks"), outputs.get("workloadSecrets") or {}
+    entry = _entry(data, "clusters", cluster, fleet_stack)
+    manifests = _manifests(data["objects"], fleet_stack)
+    provider = k8s.Provider(provider_name(manifests, cluster),
+                            kubeconfig=pulumi.Output.secret(_entry(private, "kubeconfigs", cluster, fleet_stack)),
+                            cluster_identifier=provider_identifier(cluster))
+    settings = Settings(**{f.name: data["settings"][f.name] for f in fields(Settings) if f.name in data["settings"]})
+    placement = Placement.from_json({"version": PLACEMENT_VERSION, "replicas": entry["replicas"]})
+    keys: list[SecretKey] = [(namespace, name, key) for namespace, name, key in data["secrets"]]
+    rendered = render(manifests, placement, settings, secrets=keys)
+    skip_await = bool(data["skipAwait"])
+    serving = ServingStack(serving_name(COMPONENT, cluster), {
+        "cluster": cluster, "addons": rendered.addons[cluster], "provider": provider,
+        "install_prerequisites": bool(entry["installPrerequisites"]), "skip_await": skip_await})
+    secrets = {secret_placeholder(*key): pulumi.Output.secret(private["secrets"][secret_placeholder(*key)])
+               for key in keys}
+    address = present(serving.gateway_address, "a workload cluster's serving stack holds its inference Gateway")
+    target = Target(provider, serving, None, address)
+    created = register_placed(COMPONENT, replace(rendered, clusters={cluster: rendered.clusters[cluster]}, gateway=()),
+                              {cluster: target}, None, secrets, None, skip_await)
+    done = pulumi.Output.all(serving.urn, *(resource.urn for resource in created.values()))
+    return pulumi.Output.all(applied=done.apply(lambda _: entry["replicas"]), gatewayAddress=serving.gateway_address)
+
+
+def provider_name(manifests: Manifests, cluster: str) -> str:
+    """The single stack's name for the cluster's kubernetes provider (`modelplane:<cluster>-<module>-k8s`,
+    the cloud module's component plus `-k8s`): a resource whose provider changes is replaced, so a workload
+    stack that took over the single stack's resources (`pulumi state move`) must keep it."""
+    manifest = present(manifests.fleet.cluster(cluster), "the fleet stack exports only clusters of its manifests")
+    return f"{scope(COMPONENT, cluster)}-{CLOUD_MODULES[manifest.spec.cluster.source]}-k8s"
+
+
+def _entry(data: Any, part: str, cluster: str, fleet_stack: str) -> Any:
+    """The fleet stack's output for `cluster`, or an error: never an empty stack that deletes everything."""
+    if not isinstance(data, Mapping) or not isinstance(data.get(part), Mapping):
+        raise pulumi.RunError(f"fleet stack {fleet_stack} exports no workload stacks: run `pulumi up` on it with "
+                              "modelplane:role fleet first")
+    if cluster not in data[part]:
+        raise pulumi.RunError(
+            f"fleet stack {fleet_stack} exports nothing for cluster {cluster!r} (it exports "
+            f"{', '.join(sorted(data[part])) or 'none'}): the cluster was removed from the fleet, or "
+            "modelplane:cluster is misspelt. A removed cluster's workload stack is destroyed with `pulumi destroy`; "
+            "this run changes nothing.")
+    return data[part][cluster]
+
+
+def _manifests(objects: Any, fleet_stack: str) -> Manifests:
+    try:
+        return load_objects(objects, source=f"fleet stack {fleet_stack}", control_cluster=True)
+    except ManifestErrors as errors:
+        raise pulumi.RunError(f"fleet stack {fleet_stack} exports objects that do not load:\n"
+                              + "\n".join(str(problem) for problem in errors.errors)) from None
+
+
+def program(project_dir: Path) -> None:
+    """The whole Pulumi program for the stack's role (what `__main__.py` runs)."""
+    from modelplane.pulumi.config import read_stack_config
+    from modelplane.pulumi.fleet import Modelplane
+
+    config = pulumi.Config(NAMESPACE)
+    role = stack_role(config)
+    if role == "cluster":
+        done = workload_stack(config.require("cluster"), config.require("fleetStack"))
+        pulumi.export("applied", done.apply(lambda d: d["applied"]))
+        pulumi.export("gatewayAddress", done.apply(lambda d: d["gatewayAddress"]))
+        return
+    args = read_stack_config(project_dir)
+    if role == "fleet":
+        args["split"] = cluster_reports(config)
+    fleet = Modelplane(COMPONENT, args)
+    pulumi.export("placement", fleet.placement_summary)
+    pulumi.export("serviceUrls", fleet.service_urls)
+    pulumi.export("gatewayAddress", fleet.gateway_address)
+    pulumi.export("gatewayAddresses", fleet.gateway_addresses)
+    pulumi.export("fleetCostPerHour", fleet.fleet_cost_per_hour)
+    pulumi.export("deploymentCostPerHour", fleet.deployment_cost_per_hour)
+    if fleet.workload_stacks is not None:
+        pulumi.export("workloadStacks", fleet.workload_stacks)
+        pulumi.export("workloadSecrets", fleet.workload_secrets)
+

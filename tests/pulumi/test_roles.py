@@ -1,0 +1,231 @@
+"""Stacks by role (`modelplane.pulumi.roles`) under mocks: the real `__main__.py` as the split layout's
+fleet stack and as each cluster's workload stack, held against the single stack of the same config
+(the dev stack, examples/multi-cloud): the workload stacks together register exactly the
+single stack's per-cluster resources, with the same logical names and inputs."""
+
+from __future__ import annotations
+
+import copy
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+import pulumi
+import pytest
+
+from modelplane.api import load
+from modelplane.pulumi.roles import STACK_OUTPUTS
+from modelplane.scheduling import place
+from tests.pulumi.harness import KUBECONFIG, ROOT, Engine, Run, dev_config, is_secret, run_program, unwrap
+
+CLUSTERS = ("eks-us-west", "gke-us-central", "onprem-us-east")
+FLEET_STACK = "organization/modelplane/fleet"
+KUBERNETES = "kubernetes:"
+
+
+@dataclass
+class Referencing(Engine):
+    """The mock engine, answering the builtin `readStackOutputs` invoke from `stacks` (stack -> outputs)."""
+
+    stacks: dict[str, dict[str, Any]] = field(default_factory=dict)
+    read: list[str] = field(default_factory=list)
+
+    def call(self, args: pulumi.runtime.MockCallArgs) -> Any:
+        if args.token != STACK_OUTPUTS:
+            return super().call(args)
+        name = args.args["name"]
+        self.read.append(name)
+        if name not in self.stacks:
+            raise RuntimeError(f"unknown stack {name!r}")  # what the engine says (pulumi/pulumi#19202)
+        return {"name": name, "outputs": self.stacks[name], "secretOutputNames": ["workloadSecrets"]}
+
+
+def role(name: str, **extra: str) -> tuple[dict[str, str], list[str]]:
+    return dev_config(**{"modelplane:role": name, **extra})
+
+
+def cluster_role(cluster: str) -> tuple[dict[str, str], list[str]]:
+    return role("cluster", **{"modelplane:cluster": cluster, "modelplane:fleetStack": FLEET_STACK})
+
+
+def kube(run: Run) -> dict[tuple[str, str], dict[str, Any]]:
+    """Every Kubernetes object (type, logical name) -> its inputs, secrets unwrapped."""
+    return {(r.typ, r.name): unwrap(r.inputs) for r in run.engine.registered
+            if r.typ.startswith(KUBERNETES) and not r.typ.startswith("pulumi:providers")}
+
+
+@pytest.fixture(scope="module")
+def single() -> Run:
+    return run_program(Engine())
+
+
+def stack_of(cluster: str) -> str:
+    return f"organization/modelplane/{cluster}"
+
+
+def enrolled(*clusters: str) -> tuple[dict[str, str], list[str]]:
+    return role("fleet", **{"modelplane:clusterStacks": json.dumps({c: stack_of(c) for c in clusters})})
+
+
+def exported(fleet: Run) -> dict[str, dict[str, Any]]:
+    return {FLEET_STACK: {key: fleet.outputs[key] for key in ("workloadStacks", "workloadSecrets")}}
+
+
+@pytest.fixture(scope="module")
+def first() -> Run:
+    """The fleet stack's first run: no workload stack exists yet."""
+    return run_program(Referencing(), role("fleet"))
+
+
+@pytest.fixture(scope="module")
+def workloads(first: Run) -> dict[str, Run]:
+    return {cluster: run_program(Referencing(stacks=copy.deepcopy(exported(first))), cluster_role(cluster))
+            for cluster in CLUSTERS}
+
+
+@pytest.fixture(scope="module")
+def fleet(first: Run, workloads: dict[str, Run]) -> Run:
+    """The fleet stack once every workload stack has run and is enrolled in modelplane:clusterStacks."""
+    engine = Referencing(state=copy.deepcopy(first.engine.state),
+                         stacks={stack_of(c): run.outputs for c, run in workloads.items()})
+    return run_program(engine, enrolled(*CLUSTERS))
+
+
+def test_the_fleet_stack_holds_no_serving_stack_and_no_workload(fleet: Run, single: Run) -> None:
+    types = {r.typ for r in fleet.engine.registered}
+    assert "modelplane:index:ServingStack" not in types
+    placed = {name for (typ, name) in kube(fleet)}
+    # What stays: the fleet gateway's objects on its host (gke-us-central), the clusters' own objects.
+    assert placed, "the fleet gateway's objects are the fleet stack's"
+    assert placed < {name for (typ, name) in kube(single)}
+    assert not [name for name in placed if "-deployment-" in name or "-leaderworkerset-" in name]
+    assert fleet.outputs["placement"] == single.outputs["placement"]
+
+
+def test_the_fleet_routes_to_a_cluster_once_its_stack_reports_its_address(first: Run, fleet: Run) -> None:
+    def to_clusters(run: Run) -> list[str]:  # the Backends aimed at a cluster's gateway (not an external one)
+        return sorted(name for (typ, name) in kube(run) if typ.endswith(":Backend") and "/gateway-" in name)
+
+    assert to_clusters(first) == [], "no workload stack has reported a gateway address on the first run"
+    assert to_clusters(fleet) == [
+        "modelplane:gke-us-central:Backend:ml-team/gateway-eks-us-west",
+        "modelplane:gke-us-central:Backend:ml-team/gateway-gke-us-central"]
+    assert any("does not route to eks-us-west, gke-us-central, onprem-us-east yet" in line for line in first.logs)
+    assert fleet.outputs["gatewayAddresses"] == {"eks-us-west": "a1.elb.us-west-2.amazonaws.com",
+                                                 "gke-us-central": "34.120.0.1", "onprem-us-east": "10.40.0.5"}
+
+
+def test_the_fleet_stack_exports_each_clusters_share(fleet: Run) -> None:
+    manifests = load([ROOT / "examples" / "multi-cloud"])
+    expected = place(manifests.fleet, manifests.workloads)
+    shared = fleet.outputs["workloadStacks"]
+    assert sorted(shared["clusters"]) == list(CLUSTERS)
+    for cluster in CLUSTERS:
+        entry = shared["clusters"][cluster]
+        assert entry["replicas"] == [r.model_dump(mode="json", by_alias=True)
+                                     for r in sorted(expected.replicas, key=lambda r: r.slot) if r.cluster == cluster]
+        assert entry["draining"] == []  # no workload stack has reported yet: nothing to drain
+        assert entry["installPrerequisites"] is True
+    assert shared["secrets"] == [["ml-team", "hf-token", "HF_TOKEN"]]
+
+
+def test_the_kubeconfigs_and_secret_values_leave_the_fleet_stack_as_one_secret(fleet: Run) -> None:
+    registered = fleet.outputs["workloadSecrets"]
+    assert registered["kubeconfigs"]["onprem-us-east"] == KUBECONFIG
+    assert sorted(registered["kubeconfigs"]) == list(CLUSTERS)
+    assert "workloadSecrets" not in str(fleet.outputs["workloadStacks"])
+    assert KUBECONFIG not in str(fleet.outputs["workloadStacks"])
+
+
+def test_the_workload_stacks_register_what_the_single_stack_does_on_each_cluster(
+        single: Run, fleet: Run, workloads: dict[str, Run]) -> None:
+    expected = kube(single)
+    got: dict[tuple[str, str], dict[str, Any]] = {}
+    for run in workloads.values():
+        assert not set(got) & set(kube(run)), "one object in two stacks"
+        got.update(kube(run))
+    got.update(kube(fleet))
+    assert sorted(got) == sorted(expected)
+    differing = sorted(key for key in expected if got[key] != expected[key])
+    assert differing == []
+
+
+def test_a_workload_stack_uses_only_its_clusters_kubeconfig(workloads: dict[str, Run], single: Run) -> None:
+    run = workloads["onprem-us-east"]
+    providers = run.engine.of_type("pulumi:providers:kubernetes")
+    assert [p.name for p in providers] == ["modelplane:onprem-us-east-existing-k8s"], "the single stack's provider name"
+    assert is_secret(providers[0].inputs["kubeconfig"])
+    assert unwrap(providers[0].inputs["kubeconfig"]) == KUBECONFIG
+    assert {r.provider_name for r in run.engine.registered if r.typ.startswith(KUBERNETES)} == {
+        "modelplane:onprem-us-east-existing-k8s"}
+    names = {p.name for p in single.engine.of_type("pulumi:providers:kubernetes")}
+    for cluster, run in workloads.items():
+        assert [p.name for p in run.engine.of_type("pulumi:providers:kubernetes")] == [f"modelplane:{cluster}-{{}}-k8s".format(
+            {"eks-us-west": "eks", "gke-us-central": "gke", "onprem-us-east": "existing"}[cluster])]
+        assert run.engine.of_type("pulumi:providers:kubernetes")[0].name in names
+
+
+def test_a_workload_stack_reports_what_it_applied(fleet: Run, workloads: dict[str, Run]) -> None:
+    for cluster, run in workloads.items():
+        assert run.outputs["applied"] == fleet.outputs["workloadStacks"]["clusters"][cluster]["replicas"]
+        assert run.outputs["gatewayAddress"]
+
+
+def test_a_cluster_the_fleet_does_not_export_is_an_error_and_registers_nothing(fleet: Run) -> None:
+    outputs = {FLEET_STACK: {key: fleet.outputs[key] for key in ("workloadStacks", "workloadSecrets")}}
+    engine = Referencing(stacks=outputs)
+    with pytest.raises(Exception, match="exports nothing for cluster 'gone'.*changes nothing"):
+        run_program(engine, cluster_role("gone"))
+    assert not [r for r in engine.registered if r.typ.startswith(KUBERNETES)]
+
+
+def test_no_stack_keeps_a_copy_of_another_stacks_outputs(fleet: Run, workloads: dict[str, Run]) -> None:
+    for run in (fleet, *workloads.values()):
+        assert not [r for r in run.engine.registered if r.typ == "pulumi:pulumi:StackReference"]
+    assert sorted(fleet.engine.read) == [stack_of(c) for c in CLUSTERS]
+    assert all(run.engine.read == [FLEET_STACK] for run in workloads.values())
+
+
+def test_an_unknown_role_is_an_error() -> None:
+    with pytest.raises(Exception, match="modelplane:role is 'both'; use single, fleet, cluster"):
+        run_program(Engine(), role("both"))
+
+
+def moved_away(workloads: dict[str, Run], deployment: str, source: str, target: str) -> dict[str, dict[str, Any]]:
+    """The workload stacks' outputs as if `deployment`'s replica on `target` had run on `source` until
+    now and `target`'s stack had not applied it yet (a move from `source` to `target` under way)."""
+    outputs = {stack_of(c): copy.deepcopy(run.outputs) for c, run in workloads.items()}
+    moving = [r for r in outputs[stack_of(target)]["applied"] if r["deployment"] == deployment]
+    assert len(moving) == 1
+    outputs[stack_of(target)]["applied"].remove(moving[0])
+    outputs[stack_of(source)]["applied"].append({**moving[0], "cluster": source, "index": 0})
+    return outputs
+
+
+def test_a_moved_replica_drains_on_its_old_cluster_until_the_new_clusters_stack_applied_it(
+        fleet: Run, workloads: dict[str, Run]) -> None:
+    stacks = moved_away(workloads, "ml-team/qwen-demo", "eks-us-west", "gke-us-central")
+    during = run_program(Referencing(state=copy.deepcopy(fleet.engine.state), stacks=stacks), enrolled(*CLUSTERS))
+    east = during.outputs["workloadStacks"]["clusters"]["eks-us-west"]
+    assert east["draining"] == ["ml-team/qwen-demo#0"]
+    assert ["ml-team/qwen-demo" in r["deployment"] for r in east["replicas"]].count(True) == 1
+    route = ("kubernetes:gateway.networking.k8s.io/v1:HTTPRoute", "modelplane:gke-us-central:HTTPRoute:ml-team/qwen")
+
+    def backends(run: Run) -> list[str]:  # where the fleet gateway sends ml-team/qwen (served by qwen-demo)
+        return [ref["name"] for rule in kube(run)[route]["spec"]["rules"] for ref in rule["backendRefs"]]
+
+    assert backends(fleet) == ["gateway-gke-us-central"]
+    assert backends(during) == ["gateway-eks-us-west", "gateway-gke-us-central"], "still routed to the draining copy"
+    stacks[stack_of("gke-us-central")]["applied"] = workloads["gke-us-central"].outputs["applied"]
+    after = run_program(Referencing(state=copy.deepcopy(fleet.engine.state), stacks=stacks), enrolled(*CLUSTERS))
+    assert after.outputs["workloadStacks"]["clusters"]["eks-us-west"]["draining"] == []
+    assert after.outputs["workloadStacks"] == fleet.outputs["workloadStacks"]
+
+
+def test_the_fleet_refuses_to_drop_a_cluster_whose_stack_still_runs_replicas(
+        fleet: Run, workloads: dict[str, Run]) -> None:
+    stacks = {stack_of(c): run.outputs for c, run in workloads.items()}
+    stacks[stack_of("retired")] = {"applied": [{**workloads["eks-us-west"].outputs["applied"][0], "cluster": "retired"}]}
+    engine = Referencing(state=copy.deepcopy(fleet.engine.state), stacks=stacks)
+    with pytest.raises(Exception, match=r"retired \(stack organization/modelplane/retired\): 1 replica\(s\) still run"):
+        run_program(engine, enrolled(*CLUSTERS, "retired"))
