@@ -2,7 +2,7 @@
 
 `pulumi preview` shows every cluster, serving stack, placed replica and route; `pulumi up`
 converges them. The stack's `modelplane:role` picks one stack for the whole fleet (the default) or
-the split layout's fleet stack or workload stack (`modelplane.pulumi.roles`). See docs/pulumi.md for
+the split layout's fleet stack or workload stack (`modelplane.pulumi.program`). See docs/pulumi.md for
 the stack config keys and how to run it.
 
 This is the program's entry point, so it alone sets process state: the cyclic garbage collector stays
@@ -14,7 +14,7 @@ the collector as it finds it.
 import gc
 from pathlib import Path
 
-from modelplane.pulumi.roles import program
+from modelplane.pulumi.program import program
 
 gc.disable()
 program(Path(__file__).resolve().parent)

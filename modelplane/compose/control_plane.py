@@ -142,7 +142,7 @@ def access(settings: ControlPlaneSettings) -> list[dict[str, Any]]:
 def stack(settings: ControlPlaneSettings) -> dict[str, Any]:
     """The operator's Stack that runs this program continuously in cluster mode (the fleet stack of the
     split layout when `settings.clusters` names workload clusters: it reads their stacks)."""
-    config: dict[str, Any] = {"modelplane:source": "cluster"}
+    config: dict[str, Any] = {"modelplane:source": "cluster", KUBECONFIG_SECRETS: sorted(settings.kubeconfig_secrets)}
     if settings.clusters:
         config.update({"modelplane:role": "fleet", "modelplane:clusterStacks": {
             cluster: settings.cluster_stack(cluster) for cluster in sorted(settings.clusters)}})
@@ -175,7 +175,7 @@ def _stack(settings: ControlPlaneSettings, pulumi_stack: str, config: dict[str, 
         "refresh": True,
         "continueResyncOnCommitMatch": True,
         "resyncFrequencySeconds": settings.resync_seconds,
-        "config": {**config, KUBECONFIG_SECRETS: sorted(settings.kubeconfig_secrets)},
+        "config": config,
         "envRefs": {key: {"type": "Secret", "secret": {"name": settings.env_secret, "key": key}}
                     for key in sorted(settings.env_keys)},
         "workspaceTemplate": {"spec": {"image": settings.image, "imagePullPolicy": "IfNotPresent",

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, fields, replace
-from pathlib import Path
 from typing import Any
 
 import pulumi
@@ -206,31 +205,4 @@ def _manifests(objects: Any, fleet_stack: str) -> Manifests:
     except ManifestErrors as errors:
         raise pulumi.RunError(f"fleet stack {fleet_stack} exports objects that do not load:\n"
                               + "\n".join(str(problem) for problem in errors.errors)) from None
-
-
-def program(project_dir: Path) -> None:
-    """The whole Pulumi program for the stack's role (what `__main__.py` runs)."""
-    from modelplane.pulumi.config import read_stack_config
-    from modelplane.pulumi.fleet import Modelplane
-
-    config = pulumi.Config(NAMESPACE)
-    role = stack_role(config)
-    if role == "cluster":
-        done = workload_stack(config.require("cluster"), config.require("fleetStack"))
-        pulumi.export("applied", done.apply(lambda d: d["applied"]))
-        pulumi.export("gatewayAddress", done.apply(lambda d: d["gatewayAddress"]))
-        return
-    args = read_stack_config(project_dir)
-    if role == "fleet":
-        args["split"] = cluster_reports(config)
-    fleet = Modelplane(COMPONENT, args)
-    pulumi.export("placement", fleet.placement_summary)
-    pulumi.export("serviceUrls", fleet.service_urls)
-    pulumi.export("gatewayAddress", fleet.gateway_address)
-    pulumi.export("gatewayAddresses", fleet.gateway_addresses)
-    pulumi.export("fleetCostPerHour", fleet.fleet_cost_per_hour)
-    pulumi.export("deploymentCostPerHour", fleet.deployment_cost_per_hour)
-    if fleet.workload_stacks is not None:
-        pulumi.export("workloadStacks", fleet.workload_stacks)
-        pulumi.export("workloadSecrets", fleet.workload_secrets)
 

@@ -162,7 +162,7 @@ def test_the_split_layout_runs_a_fleet_stack_and_one_workload_stack_per_cluster(
     assert [s["metadata"]["name"] for s in (fleet, east, west)] == [
         "modelplane-prod", "modelplane-prod-east", "modelplane-prod-west"]
     assert fleet["spec"]["config"] == {
-        "modelplane:source": "cluster", "modelplane:role": "fleet",
+        "modelplane:source": "cluster", "modelplane:role": "fleet", "modelplane:kubeconfigSecrets": [],
         "modelplane:clusterStacks": {"east": "acme/modelplane/prod-east", "west": "acme/modelplane/prod-west"}}
     assert east["spec"]["stack"] == "acme/modelplane/prod-east"
     assert east["spec"]["config"] == {"modelplane:role": "cluster", "modelplane:cluster": "east",

@@ -1,0 +1,39 @@
+"""The Pulumi program for a stack's role (`modelplane:role`, `roles.stack_role`): one stack for the
+whole fleet (the default), the split layout's fleet stack, or one workload stack. `__main__.py` runs
+`program`; it sits apart from `roles` because it builds `Modelplane` (`fleet`), which uses `roles`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pulumi
+
+from modelplane.pulumi.config import read_stack_config
+from modelplane.pulumi.fleet import Modelplane
+from modelplane.pulumi.roles import COMPONENT, NAMESPACE, cluster_reports, stack_role, workload_stack
+
+
+def program(project_dir: Path) -> None:
+    """The whole Pulumi program for the stack's role (what `__main__.py` runs)."""
+    config = pulumi.Config(NAMESPACE)
+    role = stack_role(config)
+    if role == "cluster":
+        done = workload_stack(config.require("cluster"), config.require("fleetStack"))
+        pulumi.export("applied", done.apply(lambda d: d["applied"]))
+        pulumi.export("gatewayAddress", done.apply(lambda d: d["gatewayAddress"]))
+        return
+    args = read_stack_config(project_dir)
+    if role == "fleet":
+        args["split"] = cluster_reports(config)
+    fleet = Modelplane(COMPONENT, args)
+    pulumi.export("placement", fleet.placement_summary)
+    pulumi.export("serviceUrls", fleet.service_urls)
+    pulumi.export("gatewayAddress", fleet.gateway_address)
+    pulumi.export("gatewayAddresses", fleet.gateway_addresses)
+    pulumi.export("fleetCostPerHour", fleet.fleet_cost_per_hour)
+    pulumi.export("deploymentCostPerHour", fleet.deployment_cost_per_hour)
+    if fleet.workload_stacks is not None:
+        pulumi.export("workloadStacks", fleet.workload_stacks)
+        pulumi.export("workloadSecrets", fleet.workload_secrets)
+
