@@ -109,7 +109,7 @@ class Project:
         return done
 
     def config(self, key: str, value: str, secret: bool = False, path: bool = False) -> None:
-        flags = [*(["--secret"] if secret else []), *(["--path"] if path else [])]
+        flags = ["--secret" if secret else "--plaintext", *(["--path"] if path else [])]
         self.run("config", "set", *flags, key, value)
 
     def brownfield(self) -> None:

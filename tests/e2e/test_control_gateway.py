@@ -51,6 +51,7 @@ def control(fleet: Fleet, tools: Path, tmp_path_factory: pytest.TempPathFactory)
     project = Project.create(tmp_path_factory.mktemp("control-gateway"), tools)
     east: Cluster = fleet.clusters["east"]
     project.read_from(east)
+    project.config("modelplane:kubeconfigSecrets[0]", "west-kubeconfig", path=True)
     project.brownfield()
     with gateway_addresses(fleet.clusters):
         yield Control(project, fleet, tools)

@@ -87,11 +87,12 @@ def workloads_in(preview: dict[str, Any], op: str) -> set[str]:
 
 # --- the scenario ---------------------------------------------------------------------------------
 
-CHAT_EAST, CHAT_WEST = "east-deployment-ml-team-chat-east-0-chat", "west-deployment-ml-team-chat-west-0-chat"
+CHAT_EAST, CHAT_WEST = "modelplane:east:Deployment:ml-team/chat-east-0-chat", "modelplane:west:Deployment:ml-team/chat-west-0-chat"
 CLAIM_TEMPLATES = {"chat-east-0-chat-standalone", "coder-east-0-coder-leader", "coder-east-0-coder-worker"}
-FIRST_WORKLOADS = {CHAT_EAST, CHAT_WEST, "east-leaderworkerset-ml-team-coder-east-0-coder",
-                   "east-deployment-ml-team-pd-east-0-prefill", "east-deployment-ml-team-pd-east-0-decode",
-                   "east-deployment-ml-team-pd-east-0-epp"}
+FIRST_WORKLOADS = {CHAT_EAST, CHAT_WEST, "modelplane:east:LeaderWorkerSet:ml-team/coder-east-0-coder",
+                   "modelplane:east:Deployment:ml-team/pd-east-0-prefill",
+                   "modelplane:east:Deployment:ml-team/pd-east-0-decode",
+                   "modelplane:east:Deployment:ml-team/pd-east-0-epp"}
 
 
 def test_1_preview_knows_the_placement_and_applies_nothing(stack: Stack) -> None:
@@ -146,7 +147,7 @@ def test_3_scaling_up_only_creates_the_new_replica(stack: Stack) -> None:
     ops = steps_by_op(preview)
     assert not ops.get("delete") and not ops.get("replace") and not ops.get("create-replacement")
     new = workloads_in(preview, "create")
-    assert len(new) == 1 and next(iter(new)).startswith("east-deployment-ml-team-chat-east-1-"), new
+    assert len(new) == 1 and next(iter(new)).startswith("modelplane:east:Deployment:ml-team/chat-east-1-"), new
     updated = {type_of(s["urn"]) for s in preview["steps"] if s["op"] == "update"}
     assert updated <= {PLACEMENT_TYPE, "kubernetes:gateway.networking.k8s.io/v1:HTTPRoute"}, updated
     stack.project.up()
@@ -172,7 +173,7 @@ def test_5_draining_a_cluster_moves_its_replicas_create_before_delete(stack: Sta
     preview, _ = stack.project.preview()
     assert workloads_in(preview, "delete") == {CHAT_WEST}
     created = workloads_in(preview, "create")
-    assert len(created) == 1 and next(iter(created)).startswith("east-deployment-ml-team-chat-east-"), created
+    assert len(created) == 1 and next(iter(created)).startswith("modelplane:east:Deployment:ml-team/chat-east-"), created
     events = stack.project.up()
     order = [(e["resOutputsEvent"]["metadata"]["op"], name_of(e["resOutputsEvent"]["metadata"]["urn"]))
              for e in events if "resOutputsEvent" in e]
@@ -184,7 +185,8 @@ def test_5_draining_a_cluster_moves_its_replicas_create_before_delete(stack: Sta
     preview, _ = stack.project.preview()
     assert not workloads_in(preview, "create") and not workloads_in(preview, "delete")
     deleted = steps_by_op(preview).get("delete", set())
-    assert deleted and all(name == "west" or name.startswith("west-") for name in deleted), deleted
+    assert deleted and all(name == "modelplane:west" or name.startswith(("modelplane:west:", "modelplane:west-"))
+                          for name in deleted), deleted
     stack.project.up()
     assert settled(lambda: managed_left(stack.cluster("west"))) == []
 
