@@ -45,9 +45,12 @@ from tests.e2e.conftest import binaries
 from tests.nvidia import DRIVER, gpu_device
 
 EXAMPLES = ROOT / "examples"
+NOT_NVIDIA = ("amd-mi300x",)
+"""Example fleets whose classes are not NVIDIA GPUs: the fake nodes publish devices as the NVIDIA DRA
+driver does (`gpu_nodes`, `tests/nvidia.py`); AMD's driver facts are not among the fixtures yet."""
 SETS = {
     **{path.name: [path] for path in sorted(EXAMPLES.iterdir())
-       if path.is_dir() and path.name not in ("ci", "getting-started") and any(path.glob("*.yaml"))},
+       if path.is_dir() and path.name not in ("ci", "getting-started", *NOT_NVIDIA) and any(path.glob("*.yaml"))},
     "getting-started": sorted(p for p in (EXAMPLES / "getting-started").iterdir() if p.is_dir()),
     "oracle-fleet": [ROOT / "tests" / "e2e" / "scheduling"],
 }
