@@ -72,13 +72,40 @@ def sessions(markdown: Path) -> list[tuple[str, str]]:
     return [(m["command"], m["shown"]) for m in SESSION.finditer(markdown.read_text())]
 
 
-CLI_SESSIONS = [(markdown, command, shown) for markdown in OUTPUT_DOCS for command, shown in sessions(markdown)]
+E2E_SESSIONS = {"make demo": ROOT / "tests" / "e2e" / "test_demo.py"}
+"""Blocks of commands that need the local servers and the real engine: `make e2e` runs and compares them."""
+CLI_SESSIONS = [(markdown, command, shown) for markdown in OUTPUT_DOCS for command, shown in sessions(markdown)
+                if command not in E2E_SESSIONS]
 
 
 def test_every_command_output_block_is_run_by_a_test() -> None:
     commands = [command for markdown in OUTPUT_DOCS for command, _ in sessions(markdown)]
-    assert [c for c in commands if shlex.split(c)[0] != "modelplane"] == [], "only modelplane commands run here"
+    assert [c for c in commands if shlex.split(c)[0] != "modelplane" and c not in E2E_SESSIONS] == [], \
+        "only modelplane commands run here; the others are run by the e2e module E2E_SESSIONS names"
+    assert all(f"$ {command}" in test.read_text() for command, test in E2E_SESSIONS.items())
     assert len(CLI_SESSIONS) >= 4
+
+
+FENCE = re.compile(r"^```(?P<language>[a-z]*)\n(?P<body>.*?)^```", re.S | re.M)
+MARKER = re.compile(r"<!-- output of (?P<test>tests/[\w/]+\.py): (?P<label>[^>]+?) -->\n$")
+"""The line above an output block that a test other than a `$` session compares (its label names the block)."""
+
+
+def test_every_output_block_is_compared_by_a_test() -> None:
+    """A fenced block without a language is what a command prints: a `$` session (compared above, or by
+    the module E2E_SESSIONS names) or a block under an `<!-- output of TEST: LABEL -->` line whose test
+    module reads it by that label. Listings, diagrams and synopses are marked `text`."""
+    unchecked = []
+    for markdown in OUTPUT_DOCS:
+        text = markdown.read_text()
+        for fence in FENCE.finditer(text):
+            if fence["language"] or fence["body"].startswith("$ "):
+                continue
+            marker = MARKER.search(text[:fence.start()].rsplit("\n\n", 1)[-1])
+            if not (marker and (ROOT / marker["test"]).is_file()
+                    and marker["label"] in (ROOT / marker["test"]).read_text()):
+                unchecked.append(f"{markdown.relative_to(ROOT)}:{text[:fence.start()].count(chr(10)) + 1}")
+    assert unchecked == []
 
 
 @pytest.mark.parametrize(("markdown", "command", "shown"), CLI_SESSIONS,

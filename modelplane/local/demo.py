@@ -38,6 +38,7 @@ import yaml
 from modelplane.local.project import CHECKOUT, NS, Project, PulumiFailed
 from modelplane.local.servers import Cluster, Fleet, ServerError, apply_crds
 from modelplane.local.toolset import Toolset, ToolsetError, find_toolset
+from modelplane.pulumi.names import SEPARATOR
 
 EXAMPLE = CHECKOUT / "examples" / "local"
 CRDS = CHECKOUT / "tests" / "data" / "crds"
@@ -225,14 +226,15 @@ def placement_lines(preview: dict[str, Any], only: str | None = None) -> list[st
 
 
 def by_cluster(steps: list[dict[str, Any]]) -> list[str]:
-    """Creates grouped by the cluster their name starts with (the rest: the program's own)."""
+    """Creates grouped by the cluster their logical name holds (`COMPONENT:CLUSTER:...`, the encoding of
+    modelplane.pulumi.names); the rest (components, the placement) is the program's own."""
     groups: dict[str, list[str]] = {}
     for s in steps:
-        name = name_of(s["urn"])
-        owner = next((c for c in CLUSTERS if name.startswith(f"{c}-")), "fleet")
+        parts = name_of(s["urn"]).split(SEPARATOR)
+        owner = parts[1] if len(parts) > 1 and parts[1] in CLUSTERS else "program"
         groups.setdefault(owner, []).append(short_type(s["urn"]).rsplit(":", 1)[-1])
     lines = []
-    for owner in (*CLUSTERS, "fleet"):
+    for owner in (*CLUSTERS, "program"):
         kinds = groups.get(owner, [])
         counted = ", ".join(f"{kinds.count(k)} {k}" for k in sorted(set(kinds)))
         lines.append(f"{owner}: {len(kinds)} ({counted})")

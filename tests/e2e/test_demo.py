@@ -24,7 +24,10 @@ from modelplane.local.toolset import REQUIRED
 
 DEMO_SECONDS = 1800
 VARYING = [(re.compile(r"\d+\.\d s\b"), "N s"), (re.compile(r"127\.0\.0\.1:\d+"), "127.0.0.1:PORT"),
-           (re.compile(r"\(\d+s this run\)"), "(Ns this run)")]
+           (re.compile(r"\(\d+s this run\)"), "(Ns this run)"),
+           (re.compile(r"modelplane-e2e/[0-9a-f]{16}/"), "modelplane-e2e/KEY/")]
+README_BLOCK = re.compile(r"^```\n\$ make demo\n(?P<shown>.*?)^```", re.S | re.M)
+"""The README's `make demo` block (tests/test_docs.py leaves it to this module)."""
 
 
 def normalized(text: str, directory: Path | None = None) -> str:
@@ -63,6 +66,25 @@ def test_the_demo_converges_and_prints_the_steps_the_readme_lists(demo: tuple[su
     assert "ml-team/chat   2/2   east#0 (chat: l4), west#0 (chat: l4)" in text
     assert "ml-team/chat   3/3   east#0 (chat: l4), east#1 (chat: l4), west#0 (chat: l4)" in text
     assert REAL_CLUSTER in done.stdout
+
+
+def test_the_readme_shows_what_the_demo_prints(demo: tuple[subprocess.CompletedProcess[str], Path]) -> None:
+    done, directory = demo
+    blocks = README_BLOCK.findall((CHECKOUT / "README.md").read_text())
+    assert len(blocks) == 1, "README.md has one `$ make demo` block"
+    assert normalized(blocks[0]) == normalized(done.stdout, directory)
+
+
+def test_the_preview_counts_each_clusters_objects_on_that_cluster(
+        demo: tuple[subprocess.CompletedProcess[str], Path]) -> None:
+    """Each cluster's line counts what lands there (step 4 lists it from the API servers): the serving
+    engines of its replicas, and on `east` the LeaderWorkerSet of the `coder` gang and the fleet gateway."""
+    done, _ = demo
+    counted = dict(re.findall(r"^        (east|west|program): \d+ \((.*)\)$", done.stdout, re.M))
+    assert set(counted) == {"east", "west", "program"}, done.stdout
+    assert "1 Deployment" in counted["east"] and "1 LeaderWorkerSet" in counted["east"], counted
+    assert "1 Deployment" in counted["west"] and "LeaderWorkerSet" not in counted["west"], counted
+    assert "Deployment" not in counted["program"] and "1 Placement" in counted["program"], counted
 
 
 def test_scaling_creates_only_the_new_replicas_objects(demo: tuple[subprocess.CompletedProcess[str], Path]) -> None:

@@ -5,6 +5,7 @@ does: Existing clusters `east` and `west`, brownfield, no readiness waits) is br
 edits are previewed with `--diff` and the Placement resource's part of the engine's text is read:
 it names the deployment whose replicas change, the new replica and the edited manifest, in a few
 lines, and never prints the manifests themselves. A stack that did not change shows no diff.
+docs/pulumi.md shows two of these texts; the tests below compare them with what the engine prints.
 """
 
 from __future__ import annotations
@@ -25,6 +26,16 @@ MANIFEST_API = "modelplane.ai/v1alpha1"
 """The apiVersion of every modelplane manifest: printed only if a manifest is."""
 Stack = tuple[Project, dict[str, str]]
 CHAT_REPLICAS = "name: chat\n  namespace: ml-team\nspec:\n  replicas: 2"
+DOCS = ROOT / "docs" / "pulumi.md"
+WEST = "    modelplane.ai/region: us-west\nspec:\n"
+
+
+def documented(label: str) -> list[str]:
+    """The lines of the docs/pulumi.md block under `<!-- output of tests/e2e/test_preview_diff.py: LABEL -->`."""
+    marker = f"<!-- output of tests/e2e/test_preview_diff.py: {label} -->\n```\n"
+    text = DOCS.read_text()
+    start = text.index(marker) + len(marker)
+    return text[start:text.index("```", start)].splitlines()
 
 
 def placement_part(text: str) -> list[str]:
@@ -76,6 +87,17 @@ def test_scaling_one_deployment_names_it_its_new_replica_and_its_manifest(stack:
         "\n".join(part)
     assert len(part) <= 20, "\n".join(part)
     assert MANIFEST_API not in text, "no manifest is printed anywhere in the preview"
+    assert part == documented("scaling ml-team/chat from 2 to 3")
+
+
+def test_tainting_a_cluster_shows_the_move_as_one_slot_deleted_and_one_added(stack: Stack) -> None:
+    project, manifests = stack
+    assert WEST in manifests["fleet.yaml"]
+    project.write_manifests({**manifests, "fleet.yaml": manifests["fleet.yaml"].replace(
+        WEST, WEST + "  taints:\n  - key: maintenance\n    effect: NoExecute\n")})
+    part = placement_part(project.preview_diff())
+    start = next(i for i, line in enumerate(part) if line.strip() == "~ deployments: {")
+    assert part[start:] == documented("tainting west NoExecute"), "\n".join(part)
 
 
 def test_an_edit_that_moves_nothing_names_only_its_manifest(stack: Stack) -> None:
