@@ -13,7 +13,7 @@
 # - Output: $MODELPLANE_E2E_CACHE (default ~/.cache/modelplane-e2e)/<key>/bin, where <key> hashes
 #   versions.env. Each component is stamped when built, so a later run reuses it
 #   and an interrupted run resumes. Nothing is written inside the repository (unless --update-sums).
-# - bin/ holds: etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, pulumi,
+# - bin/ holds: etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, lws-controller, pulumi,
 #   pulumi-language-python (+ our exec shim beside it), pulumi-resource-pulumi-python (our
 #   dynamic-provider launcher) and pulumi-resource-kubernetes.
 set -euo pipefail
@@ -147,6 +147,22 @@ build_scheduler() {
     "$BIN/kube-scheduler"
 }
 
+# The LeaderWorkerSet controller (sigs.k8s.io/lws cmd/, the version of the CRD modelplane renders,
+# tests/data/crds): its own component and stamp, its pin in its wrapper's go.mod, so a toolset
+# built before it was added only builds this.
+build_lws() {
+  built lws && return 0
+  local t0=$SECONDS v
+  v=$(awk '{ for (i = 1; i < NF; i++) if ($i == "sigs.k8s.io/lws") print $(i + 1) }' "$HERE/wrappers/lws/go.mod")
+  probe "sigs.k8s.io/lws@$v" || die "sigs.k8s.io/lws@$v (e2e/wrappers/lws/go.mod) is not served"
+  stage lws
+  log "building the LeaderWorkerSet controller $v"
+  (cd "$SRC/lws" && go build -trimpath -ldflags "-s -w -X sigs.k8s.io/lws/pkg/version.GitVersion=$v" \
+    -o "$BIN/lws-controller" sigs.k8s.io/lws/cmd)
+  save_sums lws
+  stamp lws "sigs.k8s.io/lws@$v cmd" $((SECONDS - t0)) "$BIN/lws-controller"
+}
+
 build_pulumi() {
   built pulumi && return 0
   local v t0=$SECONDS
@@ -205,6 +221,7 @@ t_all=$SECONDS
 build_etcd
 build_kube
 build_scheduler
+build_lws
 build_pulumi
 build_langhost
 build_provider

@@ -18,6 +18,11 @@ Contract:
   the controller manager runs without its node lifecycle controller: the nodes of such a fleet
   are API objects with no kubelet to renew their leases, which that controller would taint
   unreachable and evict.
+- `Fleet.start_leaderworkerset(crds)` adds, per cluster, the LeaderWorkerSet controller (built from
+  sigs.k8s.io/lws by e2e/build-tools.sh): its CRDs applied first, then the controller with its
+  webhook server on 127.0.0.1 (a self-signed certificate per cluster) and the API server's webhook
+  configurations pointing at that address by URL, as its own install registers them by Service.
+  Its pod webhook labels the gang's pods; its pod controller creates each group's workers.
 - Logs stay in the run's directory; `Fleet.logs()` names them.
 """
 
@@ -262,6 +267,70 @@ class Fleet:
         self._wait(process, healthy, "healthy")
 
 
+    def start_leaderworkerset(self, crds: Sequence[Path]) -> None:
+        """Per cluster: apply `crds` (the LeaderWorkerSet CRD and the DisaggregatedSet CRD its manager
+        also watches), start the controller and register its webhooks once it is ready."""
+        try:
+            for cluster in self.clusters.values():
+                apply_crds(cluster, crds)
+                self._leaderworkerset(cluster)
+        except BaseException:
+            self.stop()
+            raise
+
+    def _leaderworkerset(self, cluster: Cluster) -> None:
+        directory = cluster.directory / "leaderworkerset"
+        (directory / "certs").mkdir(parents=True)
+        subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj",
+                        "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+                        "-keyout", str(directory / "certs" / "tls.key"), "-out", str(directory / "certs" / "tls.crt")],
+                       check=True, capture_output=True)
+        webhook, health, metrics = free_port(), free_port(), free_port()
+        config = directory / "config.yaml"
+        config.write_text(yaml.safe_dump({
+            "apiVersion": "config.lws.x-k8s.io/v1alpha1", "kind": "Configuration",
+            "leaderElection": {"leaderElect": False}, "internalCertManagement": {"enable": False},
+            "webhook": {"host": "127.0.0.1", "port": webhook, "certDir": str(directory / "certs")},
+            "health": {"healthProbeBindAddress": f"127.0.0.1:{health}"},
+            "metrics": {"bindAddress": f"127.0.0.1:{metrics}"}}, sort_keys=True))
+        process = self._spawn(f"{cluster.name}-leaderworkerset", [
+            str(self.tools["lws-controller"]), f"--config={config}", f"--kubeconfig={cluster.kubeconfig_file}"])
+
+        def ready() -> bool:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{health}/readyz", timeout=2) as answer:
+                    return answer.status == 200
+            except OSError:
+                return False
+
+        self._wait(process, ready, "ready")
+        ca = base64.b64encode((directory / "certs" / "tls.crt").read_bytes()).decode()
+        for kind, path, hooks in WEBHOOKS:
+            cluster.request("POST", f"/apis/admissionregistration.k8s.io/v1/{path}", json.dumps({
+                "apiVersion": "admissionregistration.k8s.io/v1", "kind": kind,
+                "metadata": {"name": f"lws-{path}"},
+                "webhooks": [{"name": name, "admissionReviewVersions": ["v1"], "sideEffects": "None",
+                              "failurePolicy": "Fail", "rules": [rule],
+                              **({"objectSelector": LWS_PODS} if rule is not LWS_RULE else {}),
+                              "clientConfig": {"url": f"https://127.0.0.1:{webhook}{url}", "caBundle": ca}}
+                             for name, url, rule in hooks]}).encode())
+
+
+LWS_RULE = {"apiGroups": ["leaderworkerset.x-k8s.io"], "apiVersions": ["v1"], "operations": ["CREATE", "UPDATE"],
+            "resources": ["leaderworkersets"]}
+POD_RULE = {"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["pods"]}
+LWS_PODS = {"matchExpressions": [{"key": "leaderworkerset.sigs.k8s.io/name", "operator": "Exists"}]}
+WEBHOOKS = (
+    ("MutatingWebhookConfiguration", "mutatingwebhookconfigurations", (
+        ("mleaderworkerset.kb.io", "/mutate-leaderworkerset-x-k8s-io-v1-leaderworkerset", LWS_RULE),
+        ("mpod.kb.io", "/mutate--v1-pod", POD_RULE))),
+    ("ValidatingWebhookConfiguration", "validatingwebhookconfigurations", (
+        ("vleaderworkerset.kb.io", "/validate-leaderworkerset-x-k8s-io-v1-leaderworkerset", LWS_RULE),
+        ("vpod.kb.io", "/validate--v1-pod", {**POD_RULE, "operations": ["CREATE", "UPDATE"]}))),
+)
+"""The LeaderWorkerSet controller's webhooks (v0.9.0's kubebuilder markers: name, path, what they
+admit, and the pod webhooks' object selector from its install), registered by URL on loopback."""
+
 CRD_PATH = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 
 
@@ -289,4 +358,4 @@ def apply_crds(cluster: Cluster, files: Sequence[Path], field_manager: str = "mo
 
 def _established(crd: dict[str, Any]) -> bool:
     return any(c.get("type") == "Established" and c.get("status") == "True"
-               for c in crd.get("status", {}).get("conditions", []))
+               for c in (crd.get("status") or {}).get("conditions") or [])  # null until the server fills it

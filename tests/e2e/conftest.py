@@ -75,7 +75,8 @@ def kubectl(tools: Path, cluster: Cluster, *args: str, stdin: str | None = None,
 
 def binaries(tools: Path) -> dict[str, Path]:
     """The servers' binaries in the toolset's bin directory."""
-    return {name: tools / name for name in ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler")}
+    return {name: tools / name for name in ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler",
+                                            "lws-controller")}
 
 
 def install_crds(cluster: Cluster) -> None:

@@ -1,6 +1,7 @@
 """GPU nodes as API objects, for the real kube-scheduler and DRA allocator: Nodes (Ready, the labels
 and taint our cluster components put on GPU nodes, no kubelet) and one ResourceSlice per node as
-the NVIDIA DRA driver publishes it (tests/nvidia.py), and reading back where pods landed.
+the NVIDIA DRA driver publishes it (tests/nvidia.py) or AMD's (tests/amd.py), and reading back where
+pods landed.
 
 `Api` is a thin raw-JSON client (dicts in, dicts out, every call bounded in time). `add_nodes`
 creates nodes the way a kubelet-less cluster can have them: the TaintNodesByCondition admission
@@ -25,6 +26,7 @@ from modelplane.api import Claim, InferenceClass
 from modelplane.cel.quantity import parse_quantity
 from tests.e2e.conftest import api_client
 from modelplane.local.servers import Cluster
+from tests import amd
 from tests.nvidia import DEVICE_CLASS, Card, card_for, node, resource_slice
 
 SETTLE_SECONDS = 120.0
@@ -79,6 +81,11 @@ def gpu_count(inference_class: InferenceClass) -> int:
     return next(d.count for d in inference_class.spec.devices if d.claim is Claim.DRA)
 
 
+def gpu_driver(inference_class: InferenceClass) -> str:
+    """The DRA driver of the class's GPUs (`gpu.nvidia.com`, `gpu.amd.com`)."""
+    return next(d.driver for d in inference_class.spec.devices if d.claim is Claim.DRA)
+
+
 def ready_node(api: Api, body: dict[str, Any]) -> None:
     """Create the Node, give it back its own taints (admission added `not-ready`), mark it Ready."""
     name = body["metadata"]["name"]
@@ -99,6 +106,14 @@ def add_nodes(api: Api, names: Iterable[str], pool: str, card: Card, gpus: int) 
     for name in names:
         ready_node(api, node(name, pool))
         api.create("/apis/resource.k8s.io/v1/resourceslices", resource_slice(name, card, gpus))
+
+
+def add_amd_nodes(api: Api, names: Iterable[str], pool: str, gpus: int) -> None:
+    """Ready MI300X nodes of `pool`, each with its ResourceSlice, and AMD's DeviceClass (tests/amd.py)."""
+    api.ensure("/apis/resource.k8s.io/v1/deviceclasses", amd.DEVICE_CLASS)
+    for name in names:
+        ready_node(api, amd.node(name, pool))
+        api.create("/apis/resource.k8s.io/v1/resourceslices", amd.resource_slice(name, gpus))
 
 
 def namespace(api: Api, name: str, seconds: float = 60.0) -> None:

@@ -9,11 +9,15 @@ scheduler). Each pool gets as many Ready nodes as the planner may fill (`maxNode
 one ResourceSlice as the NVIDIA driver publishes the class's card (gpu_nodes.py, tests/nvidia.py).
 The rendered Namespaces, ResourceClaimTemplates, Deployments and PersistentVolumeClaims (each with
 a pre-bound PersistentVolume and its StorageClass standing in for the RWX storage) are created; the controller manager
-makes the ReplicaSets, pods and claims. LeaderWorkerSet pods are created by the test from the
-LeaderWorkerSet's templates (leader `<name>-<i>`, workers `<name>-<i>-<w>`), as its controller
-would: that controller is not built (README, docs/real-scheduler.md). Not applied: the serving
+makes the ReplicaSets, pods and claims. The rendered LeaderWorkerSets are created too, and each
+cluster's LeaderWorkerSet controller (v0.9.0, with its webhooks) makes their StatefulSets, whose pods
+the controller manager creates (leader `<name>-<i>`, workers `<name>-<i>-<w>`). Not applied: the serving
 objects (Services, routes, the endpoint picker's Deployment) and the ModelCache download Jobs, which
 claim no GPU (and these clusters have no CPU nodes).
+
+The oracle's own fleet, whose clusters are Existing ones, is also brought up by the program itself
+(`pulumi up` on the real engine, as tests/e2e/test_pulumi_engine.py runs it): the placement the
+stack's state holds is the CLI's, and what the program created binds the same way.
 
 Asserted from the API servers: every pod is bound (PodScheduled) to a node of the pool the
 placement chose for its replica, engine and role; each of its claims is allocated, on that node,
@@ -26,7 +30,6 @@ directory.
 
 from __future__ import annotations
 
-import copy
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -38,19 +41,20 @@ import yaml
 from modelplane.api import Manifests, load
 from modelplane.cel import Device, SelectorEvaluator
 from modelplane.cli import main
-from tests.e2e.conftest import ROOT
-from tests.e2e.gpu_nodes import Api, add_nodes, allocation, card_of, gpu_count, namespace, scheduled, settle
+from modelplane.local.project import Project
 from modelplane.local.servers import Fleet
-from tests.e2e.conftest import binaries
-from tests.nvidia import DRIVER, gpu_device
+from tests.e2e.conftest import ROOT, binaries, install_crds
+from tests.e2e.gateways import gateway_addresses
+from tests import amd
+from tests.e2e.gpu_nodes import (Api, add_amd_nodes, add_nodes, allocation, card_of, gpu_count, gpu_driver, namespace,
+                                 scheduled, settle)
+from tests.nvidia import gpu_device
 
 EXAMPLES = ROOT / "examples"
-NOT_NVIDIA = ("amd-mi300x",)
-"""Example fleets whose classes are not NVIDIA GPUs: the fake nodes publish devices as the NVIDIA DRA
-driver does (`gpu_nodes`, `tests/nvidia.py`); AMD's driver facts are not among the fixtures yet."""
+CRDS = ROOT / "tests" / "data" / "crds"
 SETS = {
     **{path.name: [path] for path in sorted(EXAMPLES.iterdir())
-       if path.is_dir() and path.name not in ("ci", "getting-started", *NOT_NVIDIA) and any(path.glob("*.yaml"))},
+       if path.is_dir() and path.name not in ("ci", "getting-started") and any(path.glob("*.yaml"))},
     "getting-started": sorted(p for p in (EXAMPLES / "getting-started").iterdir() if p.is_dir()),
     "oracle-fleet": [ROOT / "tests" / "e2e" / "scheduling"],
 }
@@ -70,7 +74,7 @@ def figures(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]
 
 
 def _totals(found: dict[str, Any]) -> dict[str, int]:
-    keys = ("clusters", "nodes", "pods bound", "claims allocated", "devices allocated")
+    keys = ("clusters", "nodes", "pods bound", "claims allocated", "devices allocated", "gang pods")
     return {key: sum(one.get(key, 0) for one in found.values()) for key in keys}
 
 
@@ -81,19 +85,13 @@ def plan(paths: list[Path], directory: Path) -> tuple[Manifests, dict[str, Any],
     return load([str(p) for p in paths]), json.loads(placement.read_text()), rendered
 
 
-def lws_pods(lws: dict[str, Any]) -> list[dict[str, Any]]:
-    """The pods the LeaderWorkerSet controller makes: per group a leader and size - 1 workers."""
-    template = lws["spec"]["leaderWorkerTemplate"]
-    pods = []
-    for group in range(lws["spec"].get("replicas", 1)):
-        for index in range(template.get("size", 1)):
-            source = template["leaderTemplate"] if index == 0 and "leaderTemplate" in template else template[
-                "workerTemplate"]
-            name = f"{lws['metadata']['name']}-{group}" + (f"-{index}" if index else "")
-            pods.append({"apiVersion": "v1", "kind": "Pod",
-                         "metadata": {"name": name, "labels": source["metadata"]["labels"]},
-                         "spec": copy.deepcopy(source["spec"])})
-    return pods
+LWS_CRDS = [CRDS / "leaderworkerset.x-k8s.io_leaderworkersets-v0.9.0.yaml", CRDS / "disaggregatedset-placeholder.yaml"]
+LWS_PATH = "/apis/leaderworkerset.x-k8s.io/v1/namespaces/{ns}/leaderworkersets"
+
+
+def lws_pod_count(lws: dict[str, Any]) -> int:
+    """The pods a LeaderWorkerSet's controller makes: per group a leader and size - 1 workers."""
+    return lws["spec"].get("replicas", 1) * lws["spec"]["leaderWorkerTemplate"].get("size", 1)
 
 
 def apply(api: Api, folder: Path) -> int:
@@ -120,10 +118,26 @@ def apply(api: Api, folder: Path) -> int:
             if kind == "Deployment":
                 expected += doc["spec"].get("replicas", 1)
         elif kind == "LeaderWorkerSet":
-            for pod in lws_pods(doc):
-                api.create(f"/api/v1/namespaces/{ns}/pods", pod)
-                expected += 1
+            api.create(LWS_PATH.format(ns=ns), doc)
+            expected += lws_pod_count(doc)
     return expected
+
+
+GANG_LABEL = "leaderworkerset.sigs.k8s.io/name"
+
+
+def gang_pod_problems(pod: dict[str, Any]) -> list[str]:
+    """A LeaderWorkerSet's pod was made by its controller: owned by a StatefulSet, and labelled by
+    its pod webhook with the group and worker index (`<name>-<group>` leads, `<name>-<group>-<w>` works)."""
+    name, labels = pod["metadata"]["name"], pod["metadata"]["labels"]
+    owners = [o["kind"] for o in pod["metadata"].get("ownerReferences", [])]
+    group, worker = labels.get("leaderworkerset.sigs.k8s.io/group-index"), labels.get(
+        "leaderworkerset.sigs.k8s.io/worker-index")
+    expected = f"{labels[GANG_LABEL]}-{group}" + (f"-{worker}" if worker not in (None, "0") else "")
+    if owners != ["StatefulSet"] or worker is None or name != expected:
+        return [f"{pod['metadata']['namespace']}/{name}: not made by the LeaderWorkerSet controller as expected "
+                f"(owners {owners}, group {group}, worker {worker})"]
+    return []
 
 
 def standin_volume(claim: dict[str, Any]) -> dict[str, Any]:
@@ -166,7 +180,7 @@ def check_pod(api: Api, pod: dict[str, Any], placement: dict[str, Any], nodes: d
             problems.append(f"{name}: request {request['name']} got {len(got)} devices, asked {request['count']}")
     for result in results:
         request = requests.get(result["request"])
-        if result["driver"] != DRIVER or result["pool"] != node["name"] or request is None:
+        if result["driver"] != node["driver"] or result["pool"] != node["name"] or request is None:
             problems.append(f"{name}: allocated {result} is not a device of its node {node['name']}")
             continue
         device = node["devices"][result["device"]]
@@ -177,40 +191,88 @@ def check_pod(api: Api, pod: dict[str, Any], placement: dict[str, Any], nodes: d
     return problems, claims, len(results)
 
 
+def pool_nodes(api: Api, manifests: Manifests, cluster_name: str) -> dict[str, dict[str, Any]]:
+    """Each pool's Ready nodes (as many as the planner may fill), each with its ResourceSlice; by name,
+    the pool and the devices as our evaluator sees them."""
+    cluster = next(c for c in manifests.fleet.clusters if c.name == cluster_name)
+    nodes: dict[str, dict[str, Any]] = {}
+    for pool in cluster.spec.node_pools:
+        inference_class = manifests.fleet.inference_class(pool.class_name)
+        gpus = gpu_count(inference_class)
+        names = [f"{pool.name}-{i}" for i in range(pool.capacity)]
+        if gpu_driver(inference_class) == amd.DRIVER:
+            add_amd_nodes(api, names, pool.name, gpus)
+            published = {node: [amd.gpu_device(node, m) for m in range(gpus)] for node in names}
+        else:
+            card = card_of(inference_class)
+            add_nodes(api, names, pool.name, card, gpus)
+            published = {node: [gpu_device(card, node, m) for m in range(gpus)] for node in names}
+        driver = gpu_driver(inference_class)
+        for node, devices in published.items():
+            nodes[node] = {"name": node, "pool": pool.name, "driver": driver,
+                           "devices": {d["name"]: Device.from_class_device({**d, "driver": driver}) for d in devices}}
+    return nodes
+
+
+def expected_pods(folder: Path) -> int:
+    """The GPU pods a rendered cluster folder makes: its Deployments that claim devices, its gangs."""
+    documents = [doc for path in sorted(folder.rglob("*.yaml")) for doc in yaml.safe_load_all(path.read_text()) if doc]
+    return sum(doc["spec"].get("replicas", 1) for doc in documents
+               if doc["kind"] == "Deployment" and doc["spec"]["template"]["spec"].get("resourceClaims")) + sum(
+        lws_pod_count(doc) for doc in documents if doc["kind"] == "LeaderWorkerSet")
+
+
+def check_cluster(api: Api, expected: int, placement: dict[str, Any], nodes: dict[str, dict[str, Any]],
+                  counts: dict[str, Any]) -> list[str]:
+    """Wait for the cluster's `expected` GPU pods to settle; the problems found, figures into `counts`."""
+    problems: list[str] = []
+    counts["nodes"] += len(nodes)
+    evaluator = SelectorEvaluator()
+    pods = settle(api, "", expected, "app.kubernetes.io/managed-by=modelplane") if expected else []
+    for pod in pods:
+        if not pod["spec"].get("resourceClaims"):
+            continue  # a pod that claims no GPU (a ModelCache download): no CPU nodes here
+        if GANG_LABEL in pod["metadata"]["labels"]:
+            problems += gang_pod_problems(pod)
+            counts["gang pods"] += 1
+        found, claims, devices = check_pod(api, pod, placement, nodes, evaluator)
+        problems += found
+        counts["pods bound"] += not found and bool(pod["spec"].get("nodeName"))
+        counts["claims allocated"] += claims
+        counts["devices allocated"] += devices
+    return problems
+
+
+def start_fleet(tools: Path, directory: Path, clusters: tuple[str, ...]) -> Fleet:
+    """API servers named after the clusters, each with a controller manager, a scheduler and the
+    LeaderWorkerSet controller."""
+    fleet = Fleet(binaries(tools), directory, clusters, scheduler=True)
+    directory.mkdir()
+    fleet.start()
+    fleet.start_leaderworkerset(LWS_CRDS)
+    return fleet
+
+
+def new_counts(clusters: int) -> dict[str, Any]:
+    return {"clusters": clusters, "nodes": 0, "pods bound": 0, "claims allocated": 0, "devices allocated": 0,
+            "gang pods": 0}
+
+
 @pytest.mark.parametrize("name", sorted(SETS))
 def test_the_real_scheduler_places_what_modelplane_planned(name: str, tools: Path, figures: dict[str, Any],
                                                            tmp_path: Path) -> None:
     manifests, placement, rendered = plan(SETS[name], tmp_path)
     clusters = tuple(c.name for c in manifests.fleet.clusters)
-    fleet = Fleet(binaries(tools), tmp_path / "servers", clusters, scheduler=True)
-    (tmp_path / "servers").mkdir()
-    fleet.start()
-    evaluator = SelectorEvaluator()
+    fleet = start_fleet(tools, tmp_path / "servers", clusters)
     problems: list[str] = []
-    counts = {"clusters": len(clusters), "nodes": 0, "pods bound": 0, "claims allocated": 0, "devices allocated": 0}
+    counts = new_counts(len(clusters))
     try:
-        for cluster in manifests.fleet.clusters:
-            api = Api.of(fleet.clusters[cluster.name])
-            nodes: dict[str, dict[str, Any]] = {}
-            for pool in cluster.spec.node_pools:
-                inference_class = manifests.fleet.inference_class(pool.class_name)
-                card, gpus = card_of(inference_class), gpu_count(inference_class)
-                names = [f"{pool.name}-{i}" for i in range(pool.capacity)]
-                add_nodes(api, names, pool.name, card, gpus)
-                for node in names:
-                    devices = {f"gpu-{m}": Device.from_class_device({**gpu_device(card, node, m), "driver": DRIVER})
-                               for m in range(gpus)}
-                    nodes[node] = {"name": node, "pool": pool.name, "devices": devices}
-            counts["nodes"] += len(nodes)
-            folder = rendered / cluster.name
+        for cluster in clusters:
+            api = Api.of(fleet.clusters[cluster])
+            nodes = pool_nodes(api, manifests, cluster)
+            folder = rendered / cluster
             expected = apply(api, folder) if folder.is_dir() else 0
-            pods = settle(api, "", expected, "app.kubernetes.io/managed-by=modelplane") if expected else []
-            for pod in pods:
-                found, claims, devices = check_pod(api, pod, placement, nodes, evaluator)
-                problems += found
-                counts["pods bound"] += not found and bool(pod["spec"].get("nodeName"))
-                counts["claims allocated"] += claims
-                counts["devices allocated"] += devices
+            problems += check_cluster(api, expected, placement, nodes, counts)
         if name == "oracle-fleet":
             counts["short, created by hand"] = short_by_hand(fleet, placement, rendered)
     finally:
@@ -218,6 +280,58 @@ def test_the_real_scheduler_places_what_modelplane_planned(name: str, tools: Pat
     figures[name] = counts
     assert problems == []
     assert counts["pods bound"] > 0 or not placement["replicas"]
+
+
+def test_pulumi_up_of_the_oracle_fleet_is_what_the_scheduler_binds(tools: Path, figures: dict[str, Any],
+                                                                   tmp_path: Path) -> None:
+    """The oracle's fleet (Existing clusters) brought up by the program itself, `pulumi up` on the
+    real engine (no serving-stack charts, no readiness waits, a stand-in Gateway controller): the
+    placement in the stack's state is the CLI's, and every GPU pod of what the program created is
+    bound as that placement says."""
+    source = ROOT / "tests" / "e2e" / "scheduling" / "fleet.yaml"
+    manifests, planned, rendered = plan([source.parent], tmp_path)
+    clusters = tuple(c.name for c in manifests.fleet.clusters)
+    fleet = start_fleet(tools, tmp_path / "servers", clusters)
+    problems: list[str] = []
+    counts = new_counts(len(clusters))
+    try:
+        nodes = {}
+        for cluster in fleet.clusters.values():
+            install_crds(cluster)
+            nodes[cluster.name] = pool_nodes(Api.of(cluster), manifests, cluster.name)
+        project = Project.create(tmp_path / "stack", tools)
+        project.write_manifests({source.name: source.read_text()})
+        project.config("modelplane:manifests[0]", "manifests", path=True)
+        project.brownfield()
+        for cluster in manifests.fleet.clusters:
+            key = cluster.spec.cluster.existing.kubeconfig
+            project.config(f"modelplane:{key}", fleet.clusters[cluster.name].kubeconfig(), secret=True)
+        with gateway_addresses(fleet.clusters):
+            project.up()
+        placement = state_placement(project)
+        assert replicas_of(placement) == replicas_of(planned)
+        for cluster in clusters:
+            problems += check_cluster(Api.of(fleet.clusters[cluster]), expected_pods(rendered / cluster), placement,
+                                      nodes[cluster], counts)
+    finally:
+        fleet.stop()
+    figures["oracle-fleet by pulumi up"] = counts
+    assert problems == []
+    assert counts["pods bound"] == sum(expected_pods(rendered / c) for c in clusters) > 0
+    assert counts["gang pods"] > 0
+
+
+def state_placement(project: Project) -> dict[str, Any]:
+    """The placement document the Placement resource holds in the stack's state."""
+    resources = json.loads(project.export())["deployment"]["resources"]
+    placement = next(r for r in resources if r["type"] == "pulumi-python:dynamic/modelplane:Placement")
+    return json.loads(placement["outputs"]["placement"]) if isinstance(
+        placement["outputs"]["placement"], str) else placement["outputs"]["placement"]
+
+
+def replicas_of(placement: dict[str, Any]) -> list[tuple[str, str, int, str]]:
+    return sorted((r["deployment"], r["cluster"], r["index"], json.dumps(r["engines"], sort_keys=True))
+                  for r in placement["replicas"])
 
 
 def short_by_hand(fleet: Fleet, placement: dict[str, Any], rendered: Path) -> str:
