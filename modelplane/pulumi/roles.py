@@ -8,8 +8,9 @@ Stack config `modelplane:role` (docs/pulumi.md, "Splitting the fleet"):
   installed) and `workloadSecrets` (one secret: each cluster's kubeconfig, the Secret values). It
   reads the workload stacks `modelplane:clusterStacks` names (`{cluster: stack}`; `stack_outputs`,
   what a StackReference reads, kept out of the state): their `applied` replicas (make-before-break, `scheduling.handoff`) and
-  `gatewayAddress` (the fleet gateway routes to a cluster only once its stack reports it). Reading a
-  stack that does not exist fails the run, so a cluster is enrolled there once its stack exists.
+  `gatewayAddress` (the fleet gateway routes to a cluster only once its stack reports it, and is
+  itself registered on a workload cluster only once that cluster's stack reports it: `gateway_waits`).
+  Reading a stack that does not exist fails the run, so a cluster is enrolled there once its stack exists.
 - `cluster` (with `modelplane:cluster` and `modelplane:fleetStack`): `workload_stack` reads the fleet
   stack's outputs and deploys only that cluster's serving stack, replicas, caches and routes, rendered
   by compose from the same objects with the cluster's share of the placement (the same manifests as
@@ -31,7 +32,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from modelplane.api import ManifestErrors, Manifests, dump_objects, load_objects
+from modelplane.api import CONTROL_CLUSTER, ManifestErrors, Manifests, dump_objects, load_objects
 from modelplane.compose import Rendered, Settings, address_placeholder, render, secret_placeholder
 from modelplane.compose.secrets import SecretKey
 from modelplane.pulumi.clusters import CLOUD_MODULES
@@ -117,6 +118,18 @@ def _replicas(stack: str, value: Any) -> list[Any] | None:
     except StateError as error:
         raise pulumi.RunError(f"workload stack {stack}: its `applied` output is not a list of replicas ({error}); "
                               "run `pulumi up` on that stack") from None
+
+
+def gateway_waits(host: str, reports: Mapping[str, ClusterReport] | None, resource: pulumi.Resource) -> bool:
+    """True (and a warning) when the fleet stack leaves the fleet gateway out this run: it runs on a
+    workload cluster whose stack has not reported its gateway address yet, so that cluster's serving
+    stack (the gateway's namespace, class and backend) is not known to be there. Never in one stack,
+    nor on the control cluster (the fleet stack holds its serving stack)."""
+    if reports is None or host == CONTROL_CLUSTER or (host in reports and reports[host].gateway_address):
+        return False
+    pulumi.log.warn(f"the fleet gateway on {host} waits for {host}'s workload stack: run it, then enroll it in "
+                    "modelplane:clusterStacks (its serving stack holds the gateway's namespace and class)", resource)
+    return True
 
 
 def register_routes(component: str, rendered: Rendered, targets: Mapping[str, Target], reports: Mapping[str, ClusterReport],

@@ -111,6 +111,17 @@ def test_the_fleet_routes_to_a_cluster_once_its_stack_reports_its_address(first:
         "modelplane:gke-us-central:Backend:ml-team/gateway-eks-us-west",
         "modelplane:gke-us-central:Backend:ml-team/gateway-gke-us-central"]
     assert any("does not route to eks-us-west, gke-us-central, onprem-us-east yet" in line for line in first.logs)
+
+
+def test_the_fleet_gateway_waits_for_its_host_clusters_stack(first: Run, fleet: Run) -> None:
+    # The engine refused it (tests/e2e/test_split_stacks.py): its namespace is the host's serving stack's.
+    assert all(name.startswith(tuple(f"modelplane:{c}-" for c in CLUSTERS)) for _, name in kube(first)), \
+        "only the clusters' own objects (storage classes, drivers) before a workload stack ran"
+    assert any("the fleet gateway on gke-us-central waits for gke-us-central's workload stack" in line
+               for line in first.logs)
+    assert ("kubernetes:gateway.networking.k8s.io/v1:Gateway",
+            "modelplane-gateway:gke-us-central:Gateway:modelplane-system/fleet") in kube(fleet)
+    assert first.outputs["serviceUrls"] == {} and fleet.outputs["serviceUrls"]
     assert fleet.outputs["gatewayAddresses"] == {"eks-us-west": "a1.elb.us-west-2.amazonaws.com",
                                                  "gke-us-central": "34.120.0.1", "onprem-us-east": "10.40.0.5"}
 
