@@ -58,7 +58,8 @@ STACK_OUTPUTS = "pulumi:pulumi:readStackOutputs"
 class ClusterReport:
     """What an enrolled cluster's workload stack reports to the fleet stack (its outputs)."""
 
-    stack: str
+    stack: str | None
+    """None: a cluster not enrolled, known only by the address this stack exported last."""
     applied: Any
     """The replicas (placement documents' `replicas` entries) it runs; None before its first `up`."""
     gateway_address: Any
@@ -82,17 +83,35 @@ def stack_outputs(stack: str) -> dict[str, Any]:
     return from_wire(dict(value.get("outputs") or {}))
 
 
-def cluster_reports(config: pulumi.Config) -> dict[str, ClusterReport]:
-    """`modelplane:clusterStacks` (`{cluster: stack}`) -> what each of those stacks reports."""
+def cluster_reports(config: pulumi.Config, clusters: Sequence[str]) -> dict[str, ClusterReport]:
+    """`modelplane:clusterStacks` (`{cluster: stack}`) -> what each of those stacks reports. A fleet cluster
+    whose stack reports no gateway address (not enrolled, or not run since) keeps the address this
+    stack exported last (`last_addresses`): its routes and the fleet gateway stay while a stack is
+    moved, re-created or not enrolled yet, e.g. the first run after moving a single stack to the split
+    layout, whose `gatewayAddresses` output already holds every cluster's."""
     stacks = config.get_object("clusterStacks") or {}
     if not isinstance(stacks, Mapping) or not all(isinstance(v, str) and v for v in stacks.values()):
         raise pulumi.RunError("modelplane:clusterStacks must map a cluster's name -> its workload stack, e.g. "
                               "pulumi config set --path 'modelplane:clusterStacks.east' organization/modelplane/east")
+    last = last_addresses(clusters)
     found = {}
     for cluster, stack in sorted(stacks.items()):
         outputs = stack_outputs(stack)
-        found[cluster] = ClusterReport(stack, outputs.get("applied"), outputs.get("gatewayAddress"))
-    return found
+        found[cluster] = ClusterReport(stack, outputs.get("applied"), outputs.get("gatewayAddress") or last.get(cluster))
+    return found | {cluster: ClusterReport(None, None, address) for cluster, address in sorted(last.items())
+                    if cluster not in found}
+
+
+def last_addresses(clusters: Sequence[str]) -> dict[str, str]:
+    """Cluster -> its inference Gateway's address as this stack's last run exported it (`gatewayAddresses`,
+    read back like any stack's outputs), for the fleet's `clusters` only; entries that are not a
+    non-empty string are left out (read back, never trusted)."""
+    own = f"{pulumi.get_organization()}/{pulumi.get_project()}/{pulumi.get_stack()}"
+    value = stack_outputs(own).get("gatewayAddresses")
+    if not isinstance(value, Mapping):
+        return {}
+    return {cluster: address for cluster, address in sorted(value.items())
+            if cluster in clusters and isinstance(address, str) and address}
 
 
 def fleet_handoff(placement: Placement, manifests: Manifests, reports: Mapping[str, ClusterReport]) -> Handoff:
@@ -110,7 +129,7 @@ def fleet_handoff(placement: Placement, manifests: Manifests, reports: Mapping[s
     return handed
 
 
-def _replicas(stack: str, value: Any) -> list[Any] | None:
+def _replicas(stack: str | None, value: Any) -> list[Any] | None:
     if value is None:
         return None
     try:
