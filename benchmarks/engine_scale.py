@@ -6,8 +6,8 @@ against --clusters loopback API servers (Existing clusters, one kube-apiserver e
 one) with `servingStack: false` and `skipAwait: true`, the stand-in Gateway controller of the e2e
 suite writing the Gateways' addresses. The fleet: one 8-GPU InferenceClass, clusters of 2,000 such
 nodes, and --replicas single-replica Standalone ModelDeployments, each pinned to one cluster by a
-clusterSelector (round robin), plus one ModelService; each size gets its own namespace and a fresh
-stack, on servers kept across sizes. Per size it prints the wall time of:
+clusterSelector (round robin), plus one ModelService; each size gets its own namespace, a fresh
+stack and fresh servers (every stack creates the same cluster-scoped objects). Per size it prints the wall time of:
 
   one stack (`--layout single`):
     preview (new) | up (create) | preview, nothing changed | up --refresh, nothing changed |
@@ -212,8 +212,8 @@ def main() -> None:
                               **placement_only(Path(scratch) / "fleet", tools, args.placement_only, args.clusters)}))
             return
         names = [f"c{index:02d}" for index in range(args.clusters)]
-        with servers(tools, Path(scratch) / "servers", names) as fleet:
-            for replicas in args.replicas:
+        for replicas in args.replicas:  # fresh servers per size: every stack creates the same cluster-scoped objects
+            with servers(tools, Path(scratch) / f"servers-{replicas}", names) as fleet:
                 text = manifests(names, replicas, f"bench-{replicas}")
                 project = stack_project(Path(scratch) / f"{args.layout}-{replicas}", tools, fleet, text)
                 row = single(project, text) if args.layout == "single" else split(project, text, names, args.parallel)
