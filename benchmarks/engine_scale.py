@@ -6,8 +6,8 @@ against --clusters loopback API servers (Existing clusters, one kube-apiserver e
 one) with `servingStack: false` and `skipAwait: true`, the stand-in Gateway controller of the e2e
 suite writing the Gateways' addresses. The fleet: one 8-GPU InferenceClass, clusters of 2,000 such
 nodes, and --replicas single-replica Standalone ModelDeployments, each pinned to one cluster by a
-clusterSelector (round robin), plus one ModelService; each size gets its own namespace and a fresh
-stack, on servers kept across sizes. Per size it prints the wall time of:
+clusterSelector (round robin), plus one ModelService; each size gets its own namespace, a fresh
+stack and fresh servers (every stack creates the same cluster-scoped objects). Per size it prints the wall time of:
 
   one stack (`--layout single`):
     preview (new) | up (create) | preview, nothing changed | up --refresh, nothing changed |
@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -44,10 +43,11 @@ from typing import Any
 
 import yaml
 
-from tests.e2e.conftest import ROOT, install_crds
+from modelplane.local.project import STACK, Project
+from modelplane.local.servers import Fleet
+from modelplane.local.toolset import build_toolset
+from tests.e2e.conftest import binaries, install_crds
 from tests.e2e.gateways import gateway_addresses
-from tests.e2e.project import STACK, Project
-from tests.e2e.servers import Fleet
 
 API = "modelplane.ai/v1alpha1"
 FLEET_STACK = f"organization/modelplane/{STACK}"
@@ -90,6 +90,28 @@ def state(project: Project, stack: str) -> tuple[int, int]:
     return len(exported.encode()), len(json.loads(exported)["deployment"].get("resources") or [])
 
 
+def state_parts(project: Project, stack: str) -> dict[str, str]:
+    """What a stack's state holds (`stack export`, compact JSON): bytes per resource, the share of each
+    field of the resources (outputs, of which the Kubernetes objects' managedFields, inputs, the
+    engine's stackTrace, dependencies), and the Placement resource's size."""
+    resources = json.loads(project.run("stack", "export", "--stack", stack).stdout)["deployment"]["resources"]
+    size = lambda value: len(json.dumps(value, separators=(",", ":")))  # noqa: E731
+    total = sum(size(r) for r in resources)
+    fields: dict[str, int] = {}
+    for resource in resources:
+        for key, value in resource.items():
+            fields[key] = fields.get(key, 0) + size(value)
+    managed = sum(size(r["outputs"]["metadata"].get("managedFields", [])) for r in resources
+                  if isinstance(r.get("outputs", {}).get("metadata"), dict))
+    placement = sum(size(r) for r in resources if r["type"].endswith("modelplane:Placement"))
+    share = lambda part: f"{100 * part / total:.0f}%"  # noqa: E731
+    return {"bytes per resource": str(total // len(resources)), "outputs": share(fields.get("outputs", 0)),
+            "of which managedFields": share(managed), "inputs": share(fields.get("inputs", 0)),
+            "stackTrace": share(fields.get("stackTrace", 0) + fields.get("sourcePosition", 0)),
+            "dependencies": share(fields.get("dependencies", 0) + fields.get("propertyDependencies", 0)),
+            "Placement resource": f"{placement / 1e3:.0f} KB"}
+
+
 def scale_one(project: Project, text: str) -> None:
     """m00000 (the first ModelDeployment in the text) from one replica to two."""
     project.write_manifests({"fleet.yaml": text.replace("spec:\n  replicas: 1\n", "spec:\n  replicas: 2\n", 1)})
@@ -113,7 +135,8 @@ def single(project: Project, text: str) -> dict[str, str]:
     scale_one(project, text)
     row["scale one deployment"] = timed(lambda: project.run("up", "--yes", "--skip-preview"))
     size, resources = state(project, STACK)
-    return {**{k: f"{v:.1f} s" for k, v in row.items()}, "state": f"{size / 1e6:.1f} MB", "resources": str(resources)}
+    return {**{k: f"{v:.1f} s" for k, v in row.items()}, "state": f"{size / 1e6:.1f} MB", "resources": str(resources),
+            **state_parts(project, STACK)}
 
 
 def split(project: Project, text: str, clusters: list[str], parallel: int) -> dict[str, str]:
@@ -121,7 +144,7 @@ def split(project: Project, text: str, clusters: list[str], parallel: int) -> di
     for cluster in clusters:
         project.run("stack", "init", cluster)
         for key, value in (("role", "cluster"), ("cluster", cluster), ("fleetStack", FLEET_STACK)):
-            project.run("config", "set", f"modelplane:{key}", value, "--stack", cluster)
+            project.run("config", "set", "--plaintext", f"modelplane:{key}", value, "--stack", cluster)
     up = lambda stack, *flags: timed(lambda: project.run("up", "--yes", "--skip-preview", *flags, "--stack", stack))  # noqa: E731
     row = {"fleet up (create)": up(STACK)}
     start = time.monotonic()
@@ -130,8 +153,8 @@ def split(project: Project, text: str, clusters: list[str], parallel: int) -> di
     row[f"workload stacks up (create, {parallel} at a time)"] = time.monotonic() - start
     row["slowest workload stack up (create)"] = max(each)
     for cluster in clusters:
-        project.run("config", "set", "--path", f"modelplane:clusterStacks.{cluster}", f"organization/modelplane/{cluster}",
-                    "--stack", STACK)
+        project.run("config", "set", "--plaintext", "--path", f"modelplane:clusterStacks.{cluster}",
+                    f"organization/modelplane/{cluster}", "--stack", STACK)
     row["fleet up (enroll)"] = up(STACK)
     row["workload stack up --refresh, nothing changed"] = up(clusters[0], "--refresh")
     row["fleet preview, nothing changed"] = timed(lambda: project.run("preview", "--stack", STACK))
@@ -140,7 +163,9 @@ def split(project: Project, text: str, clusters: list[str], parallel: int) -> di
     sizes = [state(project, stack) for stack in (STACK, *clusters)]
     largest = max(sizes)
     return {**{k: f"{v:.1f} s" for k, v in row.items()}, "largest state": f"{largest[0] / 1e6:.1f} MB",
-            "resources (all stacks)": str(sum(count for _, count in sizes))}
+            "resources (all stacks)": str(sum(count for _, count in sizes)),
+            "fleet stack": f"{sizes[0][0] / 1e6:.2f} MB, {sizes[0][1]} resources",
+            **{f"fleet stack {k}": v for k, v in state_parts(project, STACK).items()}}
 
 
 def placement_only(directory: Path, tools: Path, replicas: int, clusters: int) -> dict[str, str]:
@@ -161,10 +186,11 @@ def placement_only(directory: Path, tools: Path, replicas: int, clusters: int) -
 
 @contextmanager
 def servers(tools: Path, directory: Path, clusters: list[str]) -> Iterator[Fleet]:
-    fleet = Fleet(tools, directory, tuple(clusters)).start()
+    directory.mkdir(parents=True)
+    fleet = Fleet(binaries(tools), directory, tuple(clusters)).start()
     try:
         for cluster in fleet.clusters.values():
-            install_crds(tools, cluster)
+            install_crds(cluster)
         with gateway_addresses(fleet.clusters):
             yield fleet
     finally:
@@ -179,16 +205,15 @@ def main() -> None:
     parser.add_argument("--parallel", type=int, default=2)
     parser.add_argument("--placement-only", type=int, metavar="REPLICAS")
     args = parser.parse_args()
-    tools = Path(subprocess.run([str(ROOT / "e2e" / "build-tools.sh"), "--print-bin"], capture_output=True,
-                                text=True, check=True).stdout.strip().splitlines()[-1])
+    tools = build_toolset()
     with tempfile.TemporaryDirectory(prefix="engine-scale-") as scratch:
         if args.placement_only:
             print(json.dumps({"replicas": args.placement_only, "clusters": args.clusters,
                               **placement_only(Path(scratch) / "fleet", tools, args.placement_only, args.clusters)}))
             return
         names = [f"c{index:02d}" for index in range(args.clusters)]
-        with servers(tools, Path(scratch) / "servers", names) as fleet:
-            for replicas in args.replicas:
+        for replicas in args.replicas:  # fresh servers per size: every stack creates the same cluster-scoped objects
+            with servers(tools, Path(scratch) / f"servers-{replicas}", names) as fleet:
                 text = manifests(names, replicas, f"bench-{replicas}")
                 project = stack_project(Path(scratch) / f"{args.layout}-{replicas}", tools, fleet, text)
                 row = single(project, text) if args.layout == "single" else split(project, text, names, args.parallel)

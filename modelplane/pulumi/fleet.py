@@ -20,7 +20,8 @@ Order of work (DESIGN section 2, one direction):
 With `split` (the fleet stack of the split layout, `roles`), steps 2 and 5 stop at the fleet gateway:
 each cluster's serving stack and workloads are its workload stack's, and the fleet stack exports
 what they need (`workload_stacks`, `workload_secrets`) with make-before-break across stacks
-(`scheduling.handoff`). Stack outputs come from the attributes: `placement_summary` (where each replica runs),
+(`scheduling.handoff`); the fleet gateway on a workload cluster waits until that cluster's stack
+reports its address (`roles.gateway_waits`: its serving stack holds the gateway's namespace and class). Stack outputs come from the attributes: `placement_summary` (where each replica runs),
 `service_urls`, `gateway_address` (the fleet gateway's), `gateway_addresses` (each cluster's
 inference Gateway).
 """
@@ -186,7 +187,7 @@ class Modelplane(pulumi.ComponentResource):
             provider, self.control_stack = control_serving_stack(name, fleet.gateway, control, settings,
                                                                  CONTROL_CLUSTER in installed_on, skip_await, self)
             targets[CONTROL_CLUSTER] = Target(provider, self.control_stack, None, None)
-        if fleet.gateway is not None:
+        if fleet.gateway is not None and not roles.gateway_waits(fleet.gateway.host, split, self):
             host = targets[fleet.gateway.host]
             self.gateway = InferenceGateway(f"{name}-gateway", {
                 "gateway": fleet.gateway, "services": manifests.workloads.services,

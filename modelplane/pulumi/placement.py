@@ -9,8 +9,11 @@ DESIGN section 3, exactly:
   previous=olds' placement)` and returns the inputs with `placement`, its `deployments` outline and
   the `manifests` digests added. The engine returns a check()ed resource's inputs as its outputs
   during preview, so the placement is known there too.
-- `create`/`update` echo the checked inputs; `diff` never asks for a replacement (a replacement
-  would re-run check without olds and lose every pin); `delete` is a no-op.
+- `create`/`update` echo the checked inputs but `objects` (`OUTPUTS`): the state's inputs keep
+  the objects for the next check(), and the outputs would hold a second copy of every manifest,
+  rewritten with the whole state at every checkpoint; the `manifests` digests stand for them in the
+  outputs and in `diff`. `diff` never asks for a replacement (a replacement would re-run check
+  without olds and lose every pin); `delete` is a no-op.
 - What `pulumi preview --diff` shows (docs/pulumi.md, "Reviewing a change"): `deployments`
   (`modelplane.scheduling.diff.outline`) names the replicas created, removed or re-placed per
   deployment, and `manifests` (`digests`) the objects an edit touches; `objects` and `placement` are
@@ -82,6 +85,8 @@ OBSERVED = ("outages", "capacity")
 """Added by check() when clusters are observed: the outage clock, kept in state so it survives runs,
 and the capacity report (`scheduling.observed.report`)."""
 STATE = (*INPUTS, "placement", *OBSERVED, *SHOWN)
+OUTPUTS = tuple(key for key in STATE if key != "objects")
+"""What create/update return (see the module docstring) and what `diff` compares, old outputs to checked inputs."""
 HIDDEN = ("objects", "placement")
 """Left out of what `pulumi preview --diff` prints (`hide_diffs`): `deployments` and `manifests` say it short."""
 
@@ -170,7 +175,7 @@ class PlacementProvider(ResourceProvider):
         """`changes=False` when every property of the state is as before; otherwise `changes=None`
         ("unknown"): the engine then diffs the old and new inputs itself and keeps that as the step's
         detailed diff, which is what `--diff` prints (see the module docstring). Never a replacement."""
-        changed = any(from_wire(olds.get(key)) != from_wire(news.get(key)) for key in STATE)
+        changed = any(from_wire(olds.get(key)) != from_wire(news.get(key)) for key in OUTPUTS)
         return DiffResult(changes=None if changed else False, replaces=[], stables=[], delete_before_replace=False)
 
     def create(self, props: dict[str, Any]) -> CreateResult:
@@ -230,7 +235,7 @@ def _strict(inputs: dict[str, Any], statuses: Mapping[str, DeploymentStatus]) ->
 
 
 def _echo(props: Mapping[str, Any]) -> dict[str, Any]:
-    return {key: props[key] for key in STATE if key in props}
+    return {key: props[key] for key in OUTPUTS if key in props}
 
 
 def _unknown(value: Any) -> bool:
@@ -257,8 +262,6 @@ class FleetPlacementArgs(TypedDict):
 class FleetPlacement(Resource, module="modelplane", name="Placement"):
     """Where every replica of the fleet runs, computed by `check()` and kept in state."""
 
-    objects: pulumi.Output[list[Any]]
-    """The manifest objects the placement was computed from."""
     strict: pulumi.Output[bool]
     placement: pulumi.Output[dict[str, Any]]
     """The placement document (`modelplane.scheduling.Placement.to_json()`), known at preview."""

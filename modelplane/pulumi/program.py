@@ -25,7 +25,7 @@ def program(project_dir: Path) -> None:
         return
     args = read_stack_config(project_dir)
     if role == "fleet":
-        args["split"] = cluster_reports(config)
+        args["split"] = cluster_reports(config, [cluster.name for cluster in args["manifests"].fleet.clusters])
     fleet = Modelplane(COMPONENT, args)
     pulumi.export("placement", fleet.placement_summary)
     pulumi.export("serviceUrls", fleet.service_urls)

@@ -8,8 +8,9 @@ Stack config `modelplane:role` (docs/pulumi.md, "Splitting the fleet"):
   installed) and `workloadSecrets` (one secret: each cluster's kubeconfig, the Secret values). It
   reads the workload stacks `modelplane:clusterStacks` names (`{cluster: stack}`; `stack_outputs`,
   what a StackReference reads, kept out of the state): their `applied` replicas (make-before-break, `scheduling.handoff`) and
-  `gatewayAddress` (the fleet gateway routes to a cluster only once its stack reports it). Reading a
-  stack that does not exist fails the run, so a cluster is enrolled there once its stack exists.
+  `gatewayAddress` (the fleet gateway routes to a cluster only once its stack reports it, and is
+  itself registered on a workload cluster only once that cluster's stack reports it: `gateway_waits`).
+  Reading a stack that does not exist fails the run, so a cluster is enrolled there once its stack exists.
 - `cluster` (with `modelplane:cluster` and `modelplane:fleetStack`): `workload_stack` reads the fleet
   stack's outputs and deploys only that cluster's serving stack, replicas, caches and routes, rendered
   by compose from the same objects with the cluster's share of the placement (the same manifests as
@@ -31,7 +32,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from modelplane.api import ManifestErrors, Manifests, dump_objects, load_objects
+from modelplane.api import CONTROL_CLUSTER, ManifestErrors, Manifests, dump_objects, load_objects
 from modelplane.compose import Rendered, Settings, address_placeholder, render, secret_placeholder
 from modelplane.compose.secrets import SecretKey
 from modelplane.pulumi.clusters import CLOUD_MODULES
@@ -57,7 +58,8 @@ STACK_OUTPUTS = "pulumi:pulumi:readStackOutputs"
 class ClusterReport:
     """What an enrolled cluster's workload stack reports to the fleet stack (its outputs)."""
 
-    stack: str
+    stack: str | None
+    """None: a cluster not enrolled, known only by the address this stack exported last."""
     applied: Any
     """The replicas (placement documents' `replicas` entries) it runs; None before its first `up`."""
     gateway_address: Any
@@ -81,17 +83,35 @@ def stack_outputs(stack: str) -> dict[str, Any]:
     return from_wire(dict(value.get("outputs") or {}))
 
 
-def cluster_reports(config: pulumi.Config) -> dict[str, ClusterReport]:
-    """`modelplane:clusterStacks` (`{cluster: stack}`) -> what each of those stacks reports."""
+def cluster_reports(config: pulumi.Config, clusters: Sequence[str]) -> dict[str, ClusterReport]:
+    """`modelplane:clusterStacks` (`{cluster: stack}`) -> what each of those stacks reports. A fleet cluster
+    whose stack reports no gateway address (not enrolled, or not run since) keeps the address this
+    stack exported last (`last_addresses`): its routes and the fleet gateway stay while a stack is
+    moved, re-created or not enrolled yet, e.g. the first run after moving a single stack to the split
+    layout, whose `gatewayAddresses` output already holds every cluster's."""
     stacks = config.get_object("clusterStacks") or {}
     if not isinstance(stacks, Mapping) or not all(isinstance(v, str) and v for v in stacks.values()):
         raise pulumi.RunError("modelplane:clusterStacks must map a cluster's name -> its workload stack, e.g. "
                               "pulumi config set --path 'modelplane:clusterStacks.east' organization/modelplane/east")
+    last = last_addresses(clusters)
     found = {}
     for cluster, stack in sorted(stacks.items()):
         outputs = stack_outputs(stack)
-        found[cluster] = ClusterReport(stack, outputs.get("applied"), outputs.get("gatewayAddress"))
-    return found
+        found[cluster] = ClusterReport(stack, outputs.get("applied"), outputs.get("gatewayAddress") or last.get(cluster))
+    return found | {cluster: ClusterReport(None, None, address) for cluster, address in sorted(last.items())
+                    if cluster not in found}
+
+
+def last_addresses(clusters: Sequence[str]) -> dict[str, str]:
+    """Cluster -> its inference Gateway's address as this stack's last run exported it (`gatewayAddresses`,
+    read back like any stack's outputs), for the fleet's `clusters` only; entries that are not a
+    non-empty string are left out (read back, never trusted)."""
+    own = f"{pulumi.get_organization()}/{pulumi.get_project()}/{pulumi.get_stack()}"
+    value = stack_outputs(own).get("gatewayAddresses")
+    if not isinstance(value, Mapping):
+        return {}
+    return {cluster: address for cluster, address in sorted(value.items())
+            if cluster in clusters and isinstance(address, str) and address}
 
 
 def fleet_handoff(placement: Placement, manifests: Manifests, reports: Mapping[str, ClusterReport]) -> Handoff:
@@ -109,7 +129,7 @@ def fleet_handoff(placement: Placement, manifests: Manifests, reports: Mapping[s
     return handed
 
 
-def _replicas(stack: str, value: Any) -> list[Any] | None:
+def _replicas(stack: str | None, value: Any) -> list[Any] | None:
     if value is None:
         return None
     try:
@@ -117,6 +137,18 @@ def _replicas(stack: str, value: Any) -> list[Any] | None:
     except StateError as error:
         raise pulumi.RunError(f"workload stack {stack}: its `applied` output is not a list of replicas ({error}); "
                               "run `pulumi up` on that stack") from None
+
+
+def gateway_waits(host: str, reports: Mapping[str, ClusterReport] | None, resource: pulumi.Resource) -> bool:
+    """True (and a warning) when the fleet stack leaves the fleet gateway out this run: it runs on a
+    workload cluster whose stack has not reported its gateway address yet, so that cluster's serving
+    stack (the gateway's namespace, class and backend) is not known to be there. Never in one stack,
+    nor on the control cluster (the fleet stack holds its serving stack)."""
+    if reports is None or host == CONTROL_CLUSTER or (host in reports and reports[host].gateway_address):
+        return False
+    pulumi.log.warn(f"the fleet gateway on {host} waits for {host}'s workload stack: run it, then enroll it in "
+                    "modelplane:clusterStacks (its serving stack holds the gateway's namespace and class)", resource)
+    return True
 
 
 def register_routes(component: str, rendered: Rendered, targets: Mapping[str, Target], reports: Mapping[str, ClusterReport],

@@ -131,7 +131,8 @@ def run_program(engine: Engine, config: tuple[dict[str, str], list[str]] | None 
     logger.handlers = [_Collect(logs)]
     runtime_settings.set_root_resource(None)  # a fresh Stack per run
     monitor = MockMonitor(engine)
-    pulumi.runtime.set_mocks(engine, project="modelplane", stack="dev", preview=engine.preview, logger=logger,
+    pulumi.runtime.set_mocks(engine, project="modelplane", stack="dev", organization="organization",
+                             preview=engine.preview, logger=logger,
                              monitor=monitor)
     pulumi.runtime.set_all_config(values, secret_keys)
     outputs: dict[str, Any] = {}

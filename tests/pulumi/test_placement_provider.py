@@ -142,7 +142,8 @@ def test_first_run_creates_the_placement_the_cli_plans() -> None:
     assert slots(placement) == FIRST
     manifests = load([ROOT / "examples" / "multi-cloud"])
     assert placement == place(manifests.fleet, manifests.workloads).model_copy(update={"planner": PLANNER_VERSION})
-    assert stack.state is not None and set(stack.state["outputs"]) == set(STATE) - {"observed", *OBSERVED}
+    assert stack.state is not None and set(stack.state["outputs"]) == set(STATE) - {"observed", *OBSERVED, "objects"}
+    assert stack.state["inputs"]["objects"] == wire(DEMO), "the next check() reads them from the state's inputs"
 
 
 def test_unchanged_manifests_diff_to_no_change() -> None:
@@ -274,6 +275,15 @@ def test_a_scale_up_shows_the_new_replica_and_the_edited_manifest_only() -> None
 def test_an_edit_that_moves_nothing_shows_only_the_edited_manifest() -> None:
     assert shown(*checked_pair(change_args("qwen-demo"))) == {
         "objects (hidden)", "manifests[ModelDeployment ml-team/qwen-demo]"}
+
+
+def test_the_outputs_hold_no_copy_of_the_objects_and_diff_still_sees_an_edit_that_moves_nothing() -> None:
+    provider = PlacementProvider()
+    first, second = checked_pair(change_args("qwen-demo"))
+    outputs = wire(provider.create(first).outs)
+    assert "objects" not in outputs and outputs["manifests"] == first["manifests"]
+    assert provider.diff(PLACEMENT_ID, outputs, second).changes is None, "the edited object's digest changed"
+    assert provider.diff(PLACEMENT_ID, outputs, first).changes is False
 
 
 def test_a_drain_shows_the_replicas_that_leave_and_where_they_land() -> None:

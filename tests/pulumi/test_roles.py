@@ -20,6 +20,8 @@ from tests.pulumi.harness import KUBECONFIG, ROOT, Engine, Run, dev_config, is_s
 
 CLUSTERS = ("eks-us-west", "gke-us-central", "onprem-us-east")
 FLEET_STACK = "organization/modelplane/fleet"
+OWN_STACK = "organization/modelplane/dev"
+"""The stack the program runs as (tests/pulumi/harness.py: project modelplane, stack dev)."""
 KUBERNETES = "kubernetes:"
 
 
@@ -35,6 +37,8 @@ class Referencing(Engine):
             return super().call(args)
         name = args.args["name"]
         self.read.append(name)
+        if name == OWN_STACK and name not in self.stacks:
+            return {"name": name, "outputs": {}, "secretOutputNames": []}  # the stack's first run
         if name not in self.stacks:
             raise RuntimeError(f"unknown stack {name!r}")  # what the engine says (pulumi/pulumi#19202)
         return {"name": name, "outputs": self.stacks[name], "secretOutputNames": ["workloadSecrets"]}
@@ -111,6 +115,17 @@ def test_the_fleet_routes_to_a_cluster_once_its_stack_reports_its_address(first:
         "modelplane:gke-us-central:Backend:ml-team/gateway-eks-us-west",
         "modelplane:gke-us-central:Backend:ml-team/gateway-gke-us-central"]
     assert any("does not route to eks-us-west, gke-us-central, onprem-us-east yet" in line for line in first.logs)
+
+
+def test_the_fleet_gateway_waits_for_its_host_clusters_stack(first: Run, fleet: Run) -> None:
+    # The engine refused it (tests/e2e/test_split_stacks.py): its namespace is the host's serving stack's.
+    assert all(name.startswith(tuple(f"modelplane:{c}-" for c in CLUSTERS)) for _, name in kube(first)), \
+        "only the clusters' own objects (storage classes, drivers) before a workload stack ran"
+    assert any("the fleet gateway on gke-us-central waits for gke-us-central's workload stack" in line
+               for line in first.logs)
+    assert ("kubernetes:gateway.networking.k8s.io/v1:Gateway",
+            "modelplane-gateway:gke-us-central:Gateway:modelplane-system/fleet") in kube(fleet)
+    assert first.outputs["serviceUrls"] == {} and fleet.outputs["serviceUrls"]
     assert fleet.outputs["gatewayAddresses"] == {"eks-us-west": "a1.elb.us-west-2.amazonaws.com",
                                                  "gke-us-central": "34.120.0.1", "onprem-us-east": "10.40.0.5"}
 
@@ -182,8 +197,22 @@ def test_a_cluster_the_fleet_does_not_export_is_an_error_and_registers_nothing(f
 def test_no_stack_keeps_a_copy_of_another_stacks_outputs(fleet: Run, workloads: dict[str, Run]) -> None:
     for run in (fleet, *workloads.values()):
         assert not [r for r in run.engine.registered if r.typ == "pulumi:pulumi:StackReference"]
-    assert sorted(fleet.engine.read) == [stack_of(c) for c in CLUSTERS]
+    assert sorted(fleet.engine.read) == sorted([OWN_STACK, *(stack_of(c) for c in CLUSTERS)])
     assert all(run.engine.read == [FLEET_STACK] for run in workloads.values())
+
+
+def test_after_a_move_from_one_stack_the_fleet_keeps_its_gateway_and_routes_before_any_cluster_stack_ran(
+        single: Run, fleet: Run) -> None:
+    # The first fleet run after `pulumi state move` (docs/pulumi.md): no cluster stack has run, the
+    # stack's own last outputs (the single stack's) hold every cluster's gateway address.
+    last = {"gatewayAddresses": {**single.outputs["gatewayAddresses"], "retired": "10.0.0.9"}}
+    moved = run_program(Referencing(state=copy.deepcopy(single.engine.state), stacks={OWN_STACK: last}), role("fleet"))
+    assert sorted(kube(moved)) == sorted(kube(fleet)), "the fleet gateway and every route stay"
+    assert not any("waits for" in line or "does not route to" in line for line in moved.logs)
+    assert moved.outputs["gatewayAddresses"] == single.outputs["gatewayAddresses"], "only the fleet's clusters"
+    last["gatewayAddresses"]["onprem-us-east"] = 7
+    damaged = run_program(Referencing(state=copy.deepcopy(single.engine.state), stacks={OWN_STACK: last}), role("fleet"))
+    assert "onprem-us-east" not in damaged.outputs["gatewayAddresses"], "read back, never trusted"
 
 
 def test_an_unknown_role_is_an_error() -> None:
