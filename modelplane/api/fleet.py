@@ -303,10 +303,10 @@ class ClusterGateway(Model):
     """The cluster's inference Gateway, where every replica on the cluster is reached."""
 
     public_inference: Bool = False
-    """Let anyone who reaches this cluster's inference Gateway call every model on it, without authentication.
-    Without it the gateway must be authenticated: the fleet gateway's client certificate
-    (InferenceGateway `clusterTLS.clientCertificateSecret`), else validation fails. A warning says it is open.
-    Defaults to false."""
+    """Let anyone who reaches this cluster's inference Gateway call every model on it, without authentication
+    (a warning says so). Without it, when the fleet's InferenceGateway reaches the clusters over TLS
+    (`clusterTLS`), the gateway requires the fleet gateway's client certificate
+    (`clusterTLS.clientCertificateSecret`), and validation fails if there is none. Defaults to false."""
 
 
 class InferenceClusterSpec(Model):
