@@ -299,6 +299,16 @@ class ServingStack(StrEnum):
     DYNAMO = "Dynamo"
 
 
+class ClusterGateway(Model):
+    """The cluster's inference Gateway, where every replica on the cluster is reached."""
+
+    public_inference: Bool = False
+    """Let anyone who reaches this cluster's inference Gateway call every model on it, without authentication
+    (a warning says so). Without it, when the fleet's InferenceGateway reaches the clusters over TLS
+    (`clusterTLS`), the gateway requires the fleet gateway's client certificate
+    (`clusterTLS.clientCertificateSecret`), and validation fails if there is none. Defaults to false."""
+
+
 class InferenceClusterSpec(Model):
     cluster: ClusterSpec
     """Where the cluster runs: `source` picks the cloud block (gke, eks, aks, nebius, vultr) or existing."""
@@ -320,6 +330,13 @@ class InferenceClusterSpec(Model):
     Dynamo: it is a Grove PodCliqueSet, every engine pod is scheduled by the KAI scheduler, and a ModelExpress server
     runs on the cluster (docs/dynamo.md). Immutable once set: changing it would replace every gang on the cluster.
     Defaults to Standard."""
+
+    gateway: ClusterGateway | None = None
+    """The cluster's inference Gateway: `publicInference: true` opens it to unauthenticated callers."""
+
+    @property
+    def public_inference(self) -> bool:
+        return self.gateway is not None and self.gateway.public_inference
 
     @field_validator("taints")
     @classmethod

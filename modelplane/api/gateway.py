@@ -164,7 +164,14 @@ class ClusterTLS(GatewayTLS):
     checks the cluster's certificate against (it need not resolve: the fleet gateway dials the cluster's address)."""
     ca_certificates: PEMCertificates | None = None
     """The PEM CA bundle that signs the clusters' certificates (public data, like a webhook's caBundle); the fleet
-    gateway trusts only it. Without it, the system's well-known CAs."""
+    gateway trusts only it. Without it, the system's well-known CAs. Required with `clientCertificateSecret`: the
+    clusters' gateways then accept only clients whose certificate it signs."""
+    client_certificate_secret: DNSSubdomain | None = None
+    """A `kubernetes.io/tls` Secret in modelplane-system of the fleet gateway's cluster: the client certificate the
+    fleet gateway presents to every cluster's inference Gateway (mutual TLS), which refuses any client whose
+    certificate `caCertificates` does not sign. cert-manager keeps it with `certManager` (same issuer, client auth,
+    for `fleet.<domain>`). Without it every InferenceCluster must say `spec.gateway.publicInference: true`.
+    EnvoyGateway backend only."""
 
 
 class GatewayAuth(Model):
@@ -207,6 +214,17 @@ class InferenceGatewaySpec(Model):
             raise FieldError(("auth", "apiKeysSecret"), "API keys need backend EnvoyGateway (its SecurityPolicy "
                              "apiKeyAuth): Traefik Proxy has no API-key middleware; set backend: EnvoyGateway or "
                              "remove auth")
+        client = self.cluster_tls.client_certificate_secret if self.cluster_tls else None
+        if client is not None and self.backend is not GatewayBackend.ENVOY_GATEWAY:
+            raise FieldError(("clusterTLS", "clientCertificateSecret"), "a client certificate on the cluster hop needs "
+                             "backend EnvoyGateway (its EnvoyProxy backendTLS); Traefik Proxy's Gateway API provider "
+                             "presents none: set backend: EnvoyGateway, or remove clientCertificateSecret and set "
+                             "publicInference: true on each InferenceCluster's spec.gateway")
+        if client is not None and self.cluster_tls is not None and self.cluster_tls.ca_certificates is None:
+            raise FieldError(("clusterTLS", "caCertificates"), "caCertificates is required with "
+                             "clientCertificateSecret: the clusters' gateways accept only client certificates this "
+                             "private CA signs (with the system's public CAs anyone holding a public certificate "
+                             "would pass)")
         return self
 
     @model_validator(mode="after")

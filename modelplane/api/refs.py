@@ -31,6 +31,7 @@ def check_references(objects: Sequence[Located], declared: set[ObjectKey], contr
     yield from zoneless_pools(objects)
     yield from cache_references(objects, declared)
     yield from gateways(objects, declared, control_cluster)
+    yield from unauthenticated_cluster_gateways(objects)
     yield from gangs_without_cache(objects)
     yield from endpoint_loops(objects)
     yield from rendered_name_collisions(objects)
@@ -137,6 +138,34 @@ def gateways(objects: Sequence[Located], declared: set[ObjectKey], control_clust
             yield origin.problem(object_key(obj), ("spec", "cluster"),
                                  f"InferenceCluster {obj.spec.cluster!r} is not defined (defined: {known})",
                                  "reference")
+
+
+def unauthenticated_cluster_gateways(objects: Sequence[Located]) -> Iterator[Problem]:
+    """In a fleet whose InferenceGateway reaches the clusters over TLS (`clusterTLS`), every cluster's
+    inference Gateway (which the fleet gateway dials at its external address) authenticates its callers:
+    the fleet gateway's client certificate (`clusterTLS.clientCertificateSecret`) is required there,
+    unless the cluster says `spec.gateway.publicInference: true`, which is a warning. `plainHTTP: true`
+    is the fleet-wide opt-out (a local demo; compose warns that the clusters' gateways are open), and
+    fleets without an InferenceGateway are not checked (docs/security.md: the operator's part)."""
+    gateway = next((obj for obj, _ in objects if isinstance(obj, InferenceGateway)), None)
+    if gateway is None or gateway.spec.plain_http:
+        return
+    hop = gateway.spec.cluster_tls
+    mutual = hop is not None and hop.client_certificate_secret is not None
+    for obj, origin in objects:
+        if not isinstance(obj, InferenceCluster):
+            continue
+        where = ("spec", "gateway", "publicInference")
+        if obj.spec.public_inference:
+            yield origin.problem(object_key(obj), where, "publicInference: anyone who reaches this cluster's "
+                                 "inference Gateway can call every model on it, without authentication",
+                                 "public-inference", severity=Severity.WARNING)
+        elif not mutual:
+            yield origin.problem(object_key(obj), where, "the cluster's inference Gateway would accept every "
+                                 "caller unauthenticated: set clusterTLS.clientCertificateSecret (and caCertificates) "
+                                 f"on InferenceGateway {gateway.name}, so that the fleet gateway presents a client "
+                                 "certificate the cluster's gateway requires, or say spec.gateway.publicInference: "
+                                 "true to open it on purpose", "unauthenticated-cluster-gateway")
 
 
 def endpoint_loops(objects: Sequence[Located]) -> Iterator[Problem]:

@@ -12,6 +12,7 @@ Workers, unique names); cross-object rules live in `refs.py`; warnings in `warni
 from __future__ import annotations
 
 import re
+from enum import StrEnum
 from urllib.parse import urlsplit
 from typing import Annotated, Literal
 
@@ -161,6 +162,44 @@ def check_image(image: str) -> str:
     return image
 
 
+class Capability(StrEnum):
+    """A Linux capability an engine may add back: those Pod Security "baseline" admits (every namespace
+    Modelplane renders enforces baseline, so any other would make the API server refuse the pod)."""
+
+    AUDIT_WRITE = "AUDIT_WRITE"
+    CHOWN = "CHOWN"
+    DAC_OVERRIDE = "DAC_OVERRIDE"
+    FOWNER = "FOWNER"
+    FSETID = "FSETID"
+    KILL = "KILL"
+    MKNOD = "MKNOD"
+    NET_BIND_SERVICE = "NET_BIND_SERVICE"
+    SETFCAP = "SETFCAP"
+    SETGID = "SETGID"
+    SETPCAP = "SETPCAP"
+    SETUID = "SETUID"
+    SYS_CHROOT = "SYS_CHROOT"
+
+
+class Capabilities(Model):
+    add: Annotated[tuple[Capability, ...], Field(min_length=1, max_length=13)]
+    """Capabilities added back after Modelplane drops ALL; only those Pod Security baseline admits."""
+
+
+class EngineSecurityContext(Model):
+    """What an engine template may ask of its container's security context, and nothing more: its user
+    and group (root is `runAsUser: 0`, asked for explicitly) and baseline capabilities. Privileged mode,
+    privilege escalation, host namespaces and other seccomp/AppArmor profiles are refused as unknown
+    fields; every other restricted setting stays on (`compose.hardening`)."""
+
+    run_as_user: bounded(0, 2147483647) | None = None
+    """The user id the engine runs as; `0` asks for root. Without it, the image's user (which may be root)."""
+    run_as_group: bounded(0, 2147483647) | None = None
+    """The group id the engine runs as. Without it, the image's group."""
+    capabilities: Capabilities | None = None
+    """Capabilities to add back (all are dropped otherwise)."""
+
+
 class Container(Model):
     name: Str
     """Container name. The container named "engine" is the inference engine."""
@@ -173,6 +212,9 @@ class Container(Model):
     env: tuple[EnvVar, ...] = ()
     """Environment variables, after the ones Modelplane injects (MODELPLANE_LEADER_ADDRESS and MODELPLANE_RANK in a
     gang), so they may refer to them as $(NAME)."""
+    security_context: EngineSecurityContext | None = None
+    """The engine's user (`runAsUser: 0` for root), group and added capabilities; nothing else may be loosened.
+    Without it the image's user, every capability dropped."""
 
     @field_validator("name")
     @classmethod

@@ -33,12 +33,12 @@ TOKEN_VOLUME = "hf-token"
 TOKEN_DIR = "/var/run/secrets/huggingface"
 """Where the download Job reads its token file (`HF_TOKEN_PATH`, which huggingface_hub reads)."""
 
-# Runs in the downloader image; REPO, REVISION and HF_HUB_VERSION come from the Job's env.
+# Runs in the downloader image (images/downloader: `hf` baked in, nothing installed at run time);
+# REPO and REVISION come from the Job's env.
 _DOWNLOAD = f"""set -eu
 if [ -f {MARKER} ] && [ "$(cat {MARKER})" = "$REPO@$REVISION" ]; then
   echo "$REPO@$REVISION is already in {MOUNT_PATH}"; exit 0
 fi
-pip install --no-cache-dir --quiet "huggingface_hub==$HF_HUB_VERSION"
 hf download "$REPO" --revision "$REVISION" --local-dir {MOUNT_PATH}
 printf '%s' "$REPO@$REVISION" > {MARKER}
 """
@@ -98,8 +98,7 @@ def cache_objects(cache: ModelCache, cluster: InferenceCluster, settings: Settin
     yield {"apiVersion": "v1", "kind": "PersistentVolumeClaim",
            "metadata": {"name": pvc_name(cache), "namespace": cache.namespace, "labels": labels}, "spec": pvc_spec}
 
-    env = [{"name": "REPO", "value": hf.repo}, {"name": "REVISION", "value": hf.revision},
-           {"name": "HF_HUB_VERSION", "value": settings.huggingface_hub_version}]
+    env = [{"name": "REPO", "value": hf.repo}, {"name": "REVISION", "value": hf.revision}]
     if hf.auth_secret is not None:
         secret = hf.auth_secret
         yield {"apiVersion": "v1", "kind": "Secret", "type": "Opaque",

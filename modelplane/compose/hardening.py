@@ -8,6 +8,9 @@
   pods (the EPP, the routing sidecar, the download Job): also non-root, as user and group 65532.
 - `NAMESPACE_LABELS`: Pod Security admission on every namespace Modelplane renders: enforce
   `baseline` (engines may run as their image's user), warn and audit at `restricted`.
+- `engine_context(container)`: `ENGINE_CONTAINER` with what the engine template's validated
+  `securityContext` asks for: its user (`runAsUser: 0` is root, asked for explicitly) and group, and
+  capabilities added back from Pod Security baseline's list. Nothing else can be loosened.
 Pure constants; compose copies them (`dict(...)`/`hardened(...)`) so no rendered object shares one.
 """
 
@@ -15,6 +18,8 @@ from __future__ import annotations
 
 import copy
 from typing import Any
+
+from modelplane.api.workload import Container
 
 ENGINE_CONTAINER: dict[str, Any] = {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]},
                                     "seccompProfile": {"type": "RuntimeDefault"}}
@@ -31,3 +36,18 @@ NAMESPACE_LABELS = {"pod-security.kubernetes.io/enforce": "baseline",
 def hardened(settings: dict[str, Any]) -> dict[str, Any]:
     """A copy of one of the securityContexts above, for one rendered object."""
     return copy.deepcopy(settings)
+
+
+def engine_context(container: Container) -> dict[str, Any]:
+    """The engine container's securityContext (see the module docstring)."""
+    context = hardened(ENGINE_CONTAINER)
+    asked = container.security_context
+    if asked is None:
+        return context
+    if asked.run_as_user is not None:
+        context["runAsUser"] = asked.run_as_user
+    if asked.run_as_group is not None:
+        context["runAsGroup"] = asked.run_as_group
+    if asked.capabilities is not None:
+        context["capabilities"]["add"] = [str(c) for c in asked.capabilities.add]
+    return context

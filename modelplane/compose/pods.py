@@ -16,7 +16,8 @@ Invariants:
 - A pod claims its member's ResourceClaimTemplate only when the member claims devices.
 - Hardened (`hardening`): no ServiceAccount token, the runtime's seccomp profile, and the engine
   container with every "restricted" setting that keeps the image's user (no privilege
-  escalation, no capabilities).
+  escalation, no capabilities), or the user, group and baseline capabilities its template's
+  `securityContext` asks for (`hardening.engine_context`).
 """
 
 from __future__ import annotations
@@ -69,8 +70,7 @@ def engine_container(ctx: ReplicaContext, engine: Engine, member: Member, placem
     user_env = [var.model_dump(mode="json", by_alias=True, exclude_none=True) for var in user.env]
     user_names = {var["name"] for var in user_env}
     ours = [var for var in injected_env(ctx, engine) if var["name"] not in user_names]
-    container: dict = {"name": "engine", "image": user.image,
-                       "securityContext": hardening.hardened(hardening.ENGINE_CONTAINER)}
+    container: dict = {"name": "engine", "image": user.image, "securityContext": hardening.engine_context(user)}
     if user.command:
         container["command"] = list(user.command)
     args = list(user.args)

@@ -24,7 +24,7 @@ from typing import Any
 
 from modelplane.api import CONTROL_CLUSTER, Manifests, Problem, ServingMode
 from modelplane.cel import SelectorEvaluator
-from modelplane.compose import cache, files, gateways, prefill_decode, routing, selectors, serving, stack, vendors
+from modelplane.compose import cache, files, gateways, isolation, prefill_decode, routing, selectors, serving, stack, vendors
 from modelplane.compose import secrets as compose_secrets
 from modelplane.compose.findings import Finding, problem
 from modelplane.compose.replica import ReplicaContext
@@ -35,7 +35,7 @@ from modelplane.compose.workloads import engine_objects
 from modelplane.invariants import InvariantError, present
 from modelplane.scheduling import Placement
 
-KIND_ORDER = ("Namespace", "GatewayClass", "Certificate", "Gateway", "SecurityPolicy", "Secret", "ServiceAccount", "Role",
+KIND_ORDER = ("Namespace", "NetworkPolicy", "GatewayClass", "Certificate", "EnvoyProxy", "Gateway", "SecurityPolicy", "Secret", "ServiceAccount", "Role",
               "RoleBinding", "ConfigMap", "PersistentVolumeClaim", "Job", "ResourceClaimTemplate", "Deployment",
               "LeaderWorkerSet", "PodCliqueSet", "Service", "EndpointSlice", "BackendTLSPolicy", "InferencePool", "Backend", "HTTPRoute")
 
@@ -104,7 +104,7 @@ def _render(manifests: Manifests, placement: Placement, settings: Settings, give
 def replica_objects(contexts: list[ReplicaContext], objects: dict[str, list[dict]]) -> None:
     """Add each replica's namespace, workloads and serving objects to its cluster's list."""
     for ctx in contexts:
-        objects[ctx.cluster] += [stack.namespace(ctx.namespace)]
+        objects[ctx.cluster] += [stack.namespace(ctx.namespace), isolation.engine_policy(ctx.namespace)]
         for engine in ctx.deployment.spec.engines:
             objects[ctx.cluster] += engine_objects(ctx, engine)
         objects[ctx.cluster] += (prefill_decode.routing_objects(ctx) if ctx.prefill_decode

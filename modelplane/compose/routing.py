@@ -25,7 +25,8 @@ Invariants:
   `service_host(namespace, service)`, an internal name that is only ever a Host header (no DNS
   record exists or is needed); an external target gets its URL's host.
 - Cluster level: for each cluster target, one HTTPRoute on that cluster's inference Gateway with
-  `hostnames: [<its Host>]` and PathPrefix `/`, whose backendRefs are exactly what each local
+  `hostnames: [<its Host>]` and PathPrefix `/v1/` (only the OpenAI API, `serving.OPENAI_PREFIX`: an
+  engine's `/metrics` or `/tokenize` is never reachable through the fleet), whose backendRefs are exactly what each local
   selected replica's own route points at (its Unified Services, or its InferencePool), weighted so
   that every replica's end-to-end share is its share under the ModelService rule.
 - One rule may reference one InferencePool and nothing else, so a PrefillDecode replica that shares
@@ -222,7 +223,7 @@ def cluster_route(service: ModelService, target: Target, leaf_weights: list[int]
     """The HTTPRoute on `target.cluster`'s inference Gateway that serves the service for its Host."""
     metadata = {"name": target.route, "namespace": service.namespace,
                 "labels": {**names.managed(), names.SERVICE: service.name, names.CLUSTER: target.cluster}}
-    rule = {"matches": [{"path": {"type": "PathPrefix", "value": "/"}}],
+    rule = {"matches": [{"path": {"type": "PathPrefix", "value": serving.OPENAI_PREFIX}}],
             "backendRefs": [{**ref, "weight": weight} for ref, weight in zip(target.refs, leaf_weights)]}
     return serving.inference_route(metadata, rule, [target.destination.host])
 

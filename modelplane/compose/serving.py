@@ -3,8 +3,11 @@
 Invariants:
 - Each engine's Service selects that engine's serving pods only (Standalone pods, or LWS leaders),
   on the engine's serving port.
-- Each replica gets one HTTPRoute on its cluster's inference Gateway: `/<namespace>/<replica>/` is
-  rewritten to `/` (so `/<namespace>/<replica>/v1/models` reaches the engine as `/v1/models`).
+- Each replica gets one HTTPRoute on its cluster's inference Gateway: `/<namespace>/<replica>/v1/` is
+  rewritten to `/v1/` (so `/<namespace>/<replica>/v1/models` reaches the engine as `/v1/models`).
+  Only the OpenAI-compatible API (`OPENAI_PREFIX`) is routed: an engine's `/metrics`, `/tokenize`,
+  `/health` and the rest are not reachable through any gateway (the cluster's service routes match
+  only that prefix too, `routing.cluster_route`).
   A replica with several Unified engines spreads its requests evenly over them.
 - Every route Modelplane puts on an inference Gateway (`inference_route`) disables the request
   timeout, so long token streams are never cut.
@@ -16,6 +19,10 @@ from modelplane.api import Engine
 from modelplane.compose import names
 from modelplane.compose.replica import ReplicaContext, serving_member, serving_port
 from modelplane.compose.stack import INFERENCE_GATEWAY, SYSTEM_NAMESPACE
+
+
+OPENAI_PREFIX = "/v1/"
+"""The only path prefix of an engine any inference Gateway route reaches: the OpenAI-compatible API."""
 
 
 def replica_path(namespace: str, replica: str) -> str:
@@ -44,10 +51,11 @@ def engine_service(ctx: ReplicaContext, engine: Engine) -> dict:
 
 
 def replica_route(ctx: ReplicaContext, backend_refs: list[dict]) -> dict:
-    """The HTTPRoute that exposes this replica at `/<namespace>/<replica>/` on its cluster."""
-    rule = {"matches": [{"path": {"type": "PathPrefix", "value": replica_path(ctx.namespace, ctx.name)}}],
+    """The HTTPRoute that exposes this replica's OpenAI API at `/<namespace>/<replica>/v1/` on its cluster."""
+    prefix = replica_path(ctx.namespace, ctx.name) + OPENAI_PREFIX.lstrip("/")
+    rule = {"matches": [{"path": {"type": "PathPrefix", "value": prefix}}],
             "filters": [{"type": "URLRewrite", "urlRewrite": {
-                "path": {"type": "ReplacePrefixMatch", "replacePrefixMatch": "/"}}}],
+                "path": {"type": "ReplacePrefixMatch", "replacePrefixMatch": OPENAI_PREFIX}}}],
             "backendRefs": backend_refs}
     return inference_route(ctx.metadata(ctx.name), rule)
 

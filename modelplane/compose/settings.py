@@ -91,11 +91,15 @@ class Settings:
     """llm-d's prefill/decode routing sidecar in front of the decode engine (llm-d v0.3 release,
     the same train as the endpoint picker above)."""
 
-    downloader_image: str = "python:3.12-slim"
-    """The ModelCache download Job's image; it installs `huggingface_hub` below and runs `hf download`."""
+    downloader_image: str = "hf-downloader.modelplane.invalid/hf-downloader:2.4.0"
+    """The ModelCache download Job's image: images/downloader (huggingface_hub's `hf` baked in, its packages
+    pinned by hash; the Job installs nothing at run time). This project publishes no image, so the default
+    names one under `.invalid`, which never resolves and cannot be taken by anyone: a Job fails to pull it
+    until stack config `modelplane:downloaderImage` names the image you built, pinned by digest."""
 
     huggingface_hub_version: str = "2.4.0"
-    """`huggingface_hub` from PyPI, whose `hf download --revision --local-dir` fills the cache."""
+    """The `huggingface_hub` version images/downloader bakes in (its requirements.txt pins it by hash); the
+    Job runs its `hf download --revision --local-dir`."""
 
     gke_rwx_storage_class: str = "modelplane-rwx"
     """ReadWriteMany StorageClass for ModelCache volumes on GKE clusters: a Filestore CSI class the

@@ -34,6 +34,8 @@ FLEET_GATEWAY = "fleet"
 """The fleet's front door on the InferenceGateway's cluster, where ModelService routes attach."""
 ENVOY_GATEWAY_CONTROLLER = "gateway.envoyproxy.io/gatewayclass-controller"
 GATEWAY_PORT = 80
+ENVOY_GATEWAY_NAMESPACE = "envoy-gateway-system"
+"""Where Envoy Gateway runs, and with it the proxies of every Gateway it serves."""
 
 GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
 """Provisioned GPU nodes are tainted `nvidia.com/gpu` (NoSchedule: by GKE itself, by the cluster
@@ -94,18 +96,19 @@ class Addon:
 
 def serving_stack(cluster: InferenceCluster, settings: Settings, before: tuple[Addon, ...] = (),
                   after: tuple[Addon, ...] = (), inference_gateway: tuple[dict, ...] = (),
-                  drivers: Collection[str] = ()) -> tuple[Addon, ...]:
+                  drivers: Collection[str] = (), backends: bool = False) -> tuple[Addon, ...]:
     """The cluster's add-ons; `before` go first (Envoy Gateway waits for them) and `after` last: the
     fleet gateway's, on the cluster that hosts it (`gateways.cluster_stack`). `inference_gateway`: the
     cluster's inference Gateway and what it needs, when the fleet gateway reaches it over TLS
     (`gateways.tls.cluster_gateway_objects`); else the plain-HTTP one. `drivers`: the DRA drivers of
-    its pools' classes (`class_drivers`), which pick the GPU vendors' add-ons (`gpu_addons`)."""
+    its pools' classes (`class_drivers`), which pick the GPU vendors' add-ons (`gpu_addons`). `backends`:
+    whether Envoy Gateway's `Backend` API is on (`_envoy_gateway_values`)."""
     inference_crds = Addon(
         name="gateway-api-inference-extension-crds", chart="", repository="", namespace="",
         version=settings.inference_extension_version,
         manifest_url=("https://github.com/kubernetes-sigs/gateway-api-inference-extension/releases/download/"
                       f"{settings.inference_extension_version}/manifests.yaml"))
-    envoy_gateway = _envoy_gateway(settings, _envoy_gateway_values(),
+    envoy_gateway = _envoy_gateway(settings, _envoy_gateway_values(backends=backends),
                                    depends_on=(*(addon.name for addon in before), inference_crds.name))
     ai_gateway_crds = Addon(
         name="envoy-ai-gateway-crds", chart="ai-gateway-crds-helm", repository="oci://docker.io/envoyproxy",
@@ -219,7 +222,7 @@ def control_stack(settings: Settings, envoy_gateway: bool, before: tuple[Addon, 
     already, and a stack that managed it would delete it with the gateway."""
     if not envoy_gateway:
         return (*before, *after)
-    envoy = _envoy_gateway(settings, _envoy_gateway_values(ai_gateway=False),
+    envoy = _envoy_gateway(settings, _envoy_gateway_values(ai_gateway=False, backends=True),
                            depends_on=tuple(addon.name for addon in before))
     gateway_classes = Addon(name="fleet-gateway-class", chart="", repository="", version="", namespace="",
                             objects=(gateway_class(),), depends_on=(envoy.name,))
@@ -228,18 +231,23 @@ def control_stack(settings: Settings, envoy_gateway: bool, before: tuple[Addon, 
 
 def _envoy_gateway(settings: Settings, values: dict[str, Any], depends_on: tuple[str, ...]) -> Addon:
     return Addon(name="envoy-gateway", chart="gateway-helm", repository="oci://docker.io/envoyproxy",
-                 version=settings.envoy_gateway_version, namespace="envoy-gateway-system", values=values,
+                 version=settings.envoy_gateway_version, namespace=ENVOY_GATEWAY_NAMESPACE, values=values,
                  depends_on=depends_on)
 
 
-def _envoy_gateway_values(ai_gateway: bool = True) -> dict[str, Any]:
-    """Envoy Gateway with its `Backend` API on (the fleet routes' backends) and, with `ai_gateway`, the
-    Envoy AI Gateway controller as extension server for InferencePool backendRefs (the values the Envoy
-    AI Gateway project publishes in manifests/envoy-gateway-values.yaml and its inference-pool add-on)."""
+def _envoy_gateway_values(ai_gateway: bool = True, backends: bool = False) -> dict[str, Any]:
+    """Envoy Gateway with, when `backends`, its `Backend` API on, and with `ai_gateway` the Envoy AI Gateway
+    controller as extension server for InferencePool backendRefs (the values the Envoy AI Gateway project
+    publishes in manifests/envoy-gateway-values.yaml and its inference-pool add-on).
+
+    The Backend API is off upstream by default because a Backend may name any address, the cluster's
+    own included (CVE-2021-25740-style routing). Modelplane renders Backends only for the EnvoyGateway
+    fleet gateway (its cluster hops and external ModelEndpoints), so it is on only where that gateway
+    runs; anyone who may create Backends there can still use it (docs/security.md)."""
     values: dict[str, Any] = {
         "gateway": {"controllerName": ENVOY_GATEWAY_CONTROLLER},
         "provider": {"type": "Kubernetes"},
-        "extensionApis": {"enableBackend": True, "enableEnvoyPatchPolicy": True}}
+        "extensionApis": {"enableBackend": backends, "enableEnvoyPatchPolicy": True}}
     if ai_gateway:
         every = {"includeAll": True}
         values["extensionManager"] = {

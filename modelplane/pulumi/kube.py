@@ -46,6 +46,7 @@ TYPED: dict[tuple[str, str], Callable[..., pulumi.CustomResource]] = {
     ("batch/v1", "Job"): k8s.batch.v1.Job,
     ("apps/v1", "Deployment"): k8s.apps.v1.Deployment,
     ("resource.k8s.io/v1", "ResourceClaimTemplate"): k8s.resource.v1.ResourceClaimTemplate,
+    ("networking.k8s.io/v1", "NetworkPolicy"): k8s.networking.v1.NetworkPolicy,
 }
 FIELDS = {"metadata": "metadata", "spec": "spec", "data": "data", "stringData": "string_data",
           "binaryData": "binary_data", "type": "type", "immutable": "immutable", "rules": "rules",

@@ -83,10 +83,10 @@ def test_every_replica_object_carries_the_modelplane_labels(example: tuple[str, 
 def test_every_example_renders_without_warnings_but_the_token_stack_config_must_create(
         example: tuple[str, Rendered]) -> None:
     """The prefill/decode pair reads Secret hf-token, which only stack config creates (its README says so);
-    an example whose gateway asks for plain HTTP is warned about it."""
+    an example whose gateway asks for plain HTTP is warned about it; multi-cloud shows the secured gateway."""
     name, rendered = example
     want = ["secret-not-created"] * 2 if name == "prefill-decode" else []
-    want += ["plain-http-gateway"] if name in ("local", "multi-cloud", "qwen-demo") else []
+    want += ["plain-http-gateway"] if name in ("local", "qwen-demo") else []
     assert [problem.code for problem in rendered.warnings] == want
 
 

@@ -104,11 +104,11 @@ def test_a_cluster_route_serves_the_service_host_with_what_the_replica_route_poi
         "parentRefs": [{"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": "inference",
                         "namespace": "modelplane-system"}],
         "hostnames": ["chat.ml.modelplane.internal"],
-        "rules": [{"matches": [{"path": {"type": "PathPrefix", "value": "/"}}],
+        "rules": [{"matches": [{"path": {"type": "PathPrefix", "value": "/v1/"}}],
                    "backendRefs": [{"group": "", "kind": "Service", "name": "qwen-gpu-a-0-qwen", "port": 8000, "weight": 1}],
                    "timeouts": {"request": "0s"}}]}
     replica = find(cluster, "HTTPRoute", "qwen-gpu-a-0")["spec"]["rules"][0]
-    assert replica["matches"] == [{"path": {"type": "PathPrefix", "value": "/ml/qwen-gpu-a-0/"}}]
+    assert replica["matches"] == [{"path": {"type": "PathPrefix", "value": "/ml/qwen-gpu-a-0/v1/"}}]
     assert [{k: v for k, v in ref.items() if k != "weight"} for ref in route["spec"]["rules"][0]["backendRefs"]] == \
         replica["backendRefs"]
 

@@ -23,17 +23,22 @@ PLAIN = "  plainHTTP: true"
 CA = ("|\n      -----BEGIN CERTIFICATE-----\n      MIIBszCCAVmgAwIBAgIUW2Fb\n"
       "      -----END CERTIFICATE-----\n")
 SECURED = f"  port: 443\n  tls: {{certificateSecret: fleet-cert}}\n  auth: {{apiKeysSecret: fleet-keys}}\n"
+CLIENT = "    clientCertificateSecret: fleet-client\n"
 HOP = ("  clusterTLS:\n    certificateSecret: cluster-cert\n    domain: clusters.example.com\n"
-       f"    caCertificates: {CA}")
+       f"{CLIENT}    caCertificates: {CA}")
 CERT_MANAGER = ("  hostname: models.example.com\n  tls: {certificateSecret: fleet-cert, certManager: {issuer: letsencrypt}}\n"
                 "  clusterTLS:\n    certificateSecret: cluster-cert\n    domain: clusters.example.com\n"
-                "    certManager: {issuer: fleet-ca, issuerKind: Issuer}\n")
+                f"    certManager: {{issuer: fleet-ca, issuerKind: Issuer}}\n{CLIENT}    caCertificates: {CA}")
+CLUSTER_SPEC = "    modelplane.ai/region: us-central\nspec:\n"
 
 
-def rendered(security: str = PLAIN, backend: str = "") -> Rendered:
-    """qwen-demo with its gateway's `plainHTTP: true` line replaced by `security` (and a backend line)."""
+def rendered(security: str = PLAIN, backend: str = "", public: bool = False) -> Rendered:
+    """qwen-demo with its gateway's `plainHTTP: true` line replaced by `security` (and a backend line);
+    `public`: its cluster says `spec.gateway.publicInference: true`."""
     line = next(line for line in (EXAMPLE / "fleet.yaml").read_text().splitlines() if line.startswith(PLAIN))
-    sources = [(str(p), p.read_text().replace(line + "\n", backend + security)) for p in sorted(EXAMPLE.glob("*.yaml"))]
+    opened = CLUSTER_SPEC + "  gateway: {publicInference: true}\n" if public else CLUSTER_SPEC
+    sources = [(str(p), p.read_text().replace(line + "\n", backend + security).replace(CLUSTER_SPEC, opened))
+               for p in sorted(EXAMPLE.glob("*.yaml"))]
     manifests = load_sources(sources)
     return render(manifests, place(manifests.fleet, manifests.workloads))
 
@@ -95,12 +100,18 @@ def test_cert_manager_keeps_both_certificates_for_their_names() -> None:
     cluster = find(list(addon.objects), "Certificate", "cluster-cert")["spec"]
     assert cluster == {"secretName": "cluster-cert", "dnsNames": ["starter.clusters.example.com"],
                        "issuerRef": {"group": "cert-manager.io", "kind": "Issuer", "name": "fleet-ca"}}
+    client = find(out.gateway, "Certificate", "fleet-client")["spec"]
+    assert client == {"secretName": "fleet-client", "dnsNames": ["fleet.clusters.example.com"],
+                      "issuerRef": {"group": "cert-manager.io", "kind": "Issuer", "name": "fleet-ca"},
+                      "usages": ["client auth", "digital signature", "key encipherment"]}
     policy = find(out.gateway, "BackendTLSPolicy", "gateway-starter")["spec"]["validation"]
-    assert policy == {"hostname": "starter.clusters.example.com", "wellKnownCACertificates": "System"}
+    assert policy == {"hostname": "starter.clusters.example.com",
+                      "caCertificateRefs": [{"group": "", "kind": "ConfigMap", "name": "modelplane-clusters-ca"}]}
 
 
 def test_traefik_serves_https_on_websecure_and_checks_the_hop_on_each_service() -> None:
-    out = rendered(SECURED.replace("  auth: {apiKeysSecret: fleet-keys}\n", "") + HOP, "  backend: Traefik\n")
+    out = rendered(SECURED.replace("  auth: {apiKeysSecret: fleet-keys}\n", "") + HOP.replace(CLIENT, ""),
+                   "  backend: Traefik\n", public=True)
     listener = find(out.gateway, "Gateway")["spec"]["listeners"][0]
     assert (listener["name"], listener["port"], listener["protocol"], listener["allowedRoutes"]["namespaces"]["from"]) == (
         "websecure", 8443, "HTTPS", "Selector")
@@ -118,8 +129,9 @@ SPECS = {"plain": PLAIN + "\n", "secured": SECURED + HOP, "cert-manager": CERT_M
 @pytest.mark.parametrize("backend", ["", "  backend: Traefik\n"], ids=["EnvoyGateway", "Traefik"])
 @pytest.mark.parametrize("name", list(SPECS))
 def test_every_gateway_object_validates_against_its_crd(name: str, backend: str) -> None:
-    security = SPECS[name].replace("  auth: {apiKeysSecret: fleet-keys}\n", "") if backend else SPECS[name]
-    out = rendered(security, backend)
+    security = SPECS[name].replace("  auth: {apiKeysSecret: fleet-keys}\n", "").replace(CLIENT, "") if backend \
+        else SPECS[name]
+    out = rendered(security, backend, public=bool(backend) and name != "plain")
     objects = [*out.gateway, *(o for addon in out.addons["starter"] for o in addon.objects)]
     assert {f"{m['kind']}/{m['metadata']['name']}": problems(m) for m in objects} == {
         f"{m['kind']}/{m['metadata']['name']}": [] for m in objects}

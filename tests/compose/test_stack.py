@@ -48,9 +48,9 @@ def test_each_addon_says_how_it_is_installed() -> None:
     assert addons["inference-gateway"].install is Install.OBJECTS
 
 
-def test_envoy_gateway_enables_backends_and_inference_pools() -> None:
+def test_envoy_gateway_enables_inference_pools_and_keeps_the_backend_api_off_on_a_workload_cluster() -> None:
     config = by_name(serving_stack(cluster("c"), Settings()))["envoy-gateway"].values["config"]["envoyGateway"]
-    assert config["extensionApis"]["enableBackend"] is True
+    assert config["extensionApis"]["enableBackend"] is False
     assert {"group": "inference.networking.k8s.io", "kind": "InferencePool", "version": "v1"} \
         in config["extensionManager"]["backendResources"]
 

@@ -111,12 +111,13 @@ CASES = [
          lambda ms: find(ms, "Service")["spec"]["selector"]["modelplane.ai/serving"] == "true"
          and pods(_lws(ms))[0]["metadata"]["labels"].get("modelplane.ai/serving") == "true"
          and "modelplane.ai/serving" not in pods(_lws(ms))[1]["metadata"]["labels"]),
-    Case("the replica's route maps /<namespace>/<replica>/ to its Service, rewritten to / with no request timeout",
+    Case("the replica's route maps only /<namespace>/<replica>/v1/ (the OpenAI API, issue 23) to its Service, "
+         "rewritten to /v1/ with no request timeout",
          (engine("small"),),
          lambda ms: find(ms, "HTTPRoute")["spec"]["rules"] == [{
-             "matches": [{"path": {"type": "PathPrefix", "value": "/ml/m-gpu-a-0/"}}],
+             "matches": [{"path": {"type": "PathPrefix", "value": "/ml/m-gpu-a-0/v1/"}}],
              "filters": [{"type": "URLRewrite", "urlRewrite": {"path": {"type": "ReplacePrefixMatch",
-                                                                         "replacePrefixMatch": "/"}}}],
+                                                                         "replacePrefixMatch": "/v1/"}}}],
              "backendRefs": [{"group": "", "kind": "Service", "name": "m-gpu-a-0-small", "port": 8000}],
              "timeouts": {"request": "0s"}}]),
 ]

@@ -1,10 +1,12 @@
 """The secured fleet gateway on a real kube-apiserver 1.34: `modelplane plan --render` of the
-qwen-demo fleet with `tls` (cert-manager keeping its Secret), `clusterTLS` (a private CA) and `auth`
-on its InferenceGateway writes an HTTPS Gateway restricted to the services' namespaces, an Envoy
+qwen-demo fleet with `tls` (cert-manager keeping its Secret), `clusterTLS` (a private CA, and the
+fleet gateway's client certificate: mutual TLS) and `auth` on its InferenceGateway writes an HTTPS
+Gateway restricted to the services' namespaces with its EnvoyProxy (the client certificate), an Envoy
 Gateway SecurityPolicy, cert-manager Certificates, a BackendTLSPolicy and the CA's ConfigMap for the
-hop to each cluster, and each cluster's HTTPS inference Gateway; the API server (with the published
-Gateway API v1.5.1, Envoy Gateway v1.7.0/v1.9.0 and cert-manager v1.21.1 CRDs of tests/data/crds)
-accepts every object, in a server-side dry run and for real, and keeps the fields as written."""
+hop to each cluster, and each cluster's HTTPS inference Gateway with the ClientTrafficPolicy that
+requires the client certificate; the API server (with the published Gateway API v1.5.1, Envoy Gateway
+v1.7.0/v1.9.0 and cert-manager v1.21.1 CRDs of tests/data/crds) accepts every object, in a
+server-side dry run and for real, and keeps the fields as written."""
 
 from __future__ import annotations
 
@@ -26,6 +28,7 @@ PLAIN = "  plainHTTP: true"
 SECURED = ("  hostname: models.example.com\n  tls: {certificateSecret: fleet-cert, certManager: {issuer: letsencrypt}}\n"
            "  auth: {apiKeysSecret: fleet-keys}\n  clusterTLS:\n    certificateSecret: cluster-cert\n"
            "    domain: clusters.example.com\n    certManager: {issuer: fleet-ca, issuerKind: Issuer}\n"
+           "    clientCertificateSecret: fleet-client\n"
            "    caCertificates: |\n      -----BEGIN CERTIFICATE-----\n      MIIBszCCAVmgAwIBAgIUW2Fb\n"
            "      -----END CERTIFICATE-----\n")
 
@@ -39,10 +42,11 @@ def test_the_secured_gateway_objects_are_accepted_as_written(fleet: Fleet, tools
     assert rendered.returncode == 0, rendered.stderr
     objects = [yaml.safe_load(p.read_text()) for p in sorted((tmp_path / "out" / "_gateway").rglob("*.yaml"))]
     assert {o["kind"] for o in objects} == {"Certificate", "Gateway", "SecurityPolicy", "HTTPRoute", "Backend",
-                                            "BackendTLSPolicy", "ConfigMap"}
+                                            "BackendTLSPolicy", "ConfigMap", "EnvoyProxy"}
     stack = yaml.safe_load_all((tmp_path / "out" / "_inventory" / "stacks" / "starter.yaml").read_text())
     [inference] = [addon for addon in stack if addon["name"] == "inference-gateway"]
-    objects += [o for o in inference["objects"] if o["kind"] in ("Certificate", "Gateway")]
+    objects += [o for o in inference["objects"] if o["kind"] in ("Certificate", "Gateway", "ClientTrafficPolicy",
+                                                                 "ConfigMap")]
     server = next(iter(fleet.clusters.values()))
     namespaces = [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
                   for name in sorted({o["metadata"]["namespace"] for o in objects})]
@@ -66,6 +70,14 @@ def test_the_secured_gateway_objects_are_accepted_as_written(fleet: Fleet, tools
             {"group": "", "kind": "ConfigMap", "name": "modelplane-clusters-ca"}]}
         assert (inference["spec"]["listeners"][0]["port"], inference["spec"]["listeners"][0]["protocol"]) == (443, "HTTPS")
         assert certificate["spec"]["dnsNames"] == ["starter.clusters.example.com"]
+        proxy, clients = (json.loads(kubectl(tools, server, "get", "-n", "modelplane-system", resource, name,
+                                             "-o", "json").stdout) for resource, name in (
+            ("envoyproxies.gateway.envoyproxy.io", "fleet"),
+            ("clienttrafficpolicies.gateway.envoyproxy.io", "inference-clients")))
+        assert proxy["spec"]["backendTLS"]["clientCertificateRef"] == {"group": "", "kind": "Secret",
+                                                                       "name": "fleet-client"}
+        assert clients["spec"]["tls"]["clientValidation"]["caCertificateRefs"] == [
+            {"group": "", "kind": "ConfigMap", "name": "modelplane-clusters-ca"}]
     finally:
         delete(tools, server, objects)
         delete(tools, server, namespaces)

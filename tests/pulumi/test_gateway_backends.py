@@ -1,7 +1,8 @@
 """The real program (`__main__.py`) with the demo fleet's gateway on Traefik and MetalLB, under mocks.
 
 The demo manifests (examples/multi-cloud) are copied with the InferenceGateway in upstream's form
-(`backend: Traefik`, `traefik.loadBalancer: MetalLB`) on gke-us-central and the hosted provider
+(`backend: Traefik`, `traefik.loadBalancer: MetalLB`, plain HTTP: the example's secured spec has a
+client certificate and API keys, which Traefik cannot carry) on gke-us-central and the hosted provider
 rooted at `/openai/`. Expected values come from compose's Traefik contract (compose/gateways) and
 the addresses the mock engine gives each Gateway (tests/pulumi/harness.py).
 """
@@ -18,9 +19,10 @@ from modelplane.compose.gateways import traefik
 from tests.pulumi.harness import ROOT, Engine, Run, dev_config, run_program, unwrap
 
 DEMO = ROOT / "examples" / "multi-cloud"
-ENVOY_GATEWAY = "spec:\n  cluster: gke-us-central\n"
+ENVOY_GATEWAY = "spec:\n  cluster: gke-us-central\n  # The secured configuration"
 TRAEFIK_GATEWAY = """spec:
   cluster: gke-us-central
+  plainHTTP: true
   backend: Traefik
   traefik:
     version: "40.2.0"
@@ -35,9 +37,9 @@ RELEASE = "kubernetes:helm.sh/v3:Release"
 def traefik_manifests(directory: Path) -> str:
     directory.mkdir(parents=True, exist_ok=True)
     for file in DEMO.glob("*.yaml"):
-        text = file.read_text()
-        for old, new in ((ENVOY_GATEWAY, TRAEFIK_GATEWAY), (HOSTED, HOSTED_OPENAI)):
-            text = text.replace(old, new)
+        text = file.read_text().replace(HOSTED, HOSTED_OPENAI)
+        if ENVOY_GATEWAY in text:  # the gateway is fleet.yaml's last document
+            text = text.split(ENVOY_GATEWAY)[0] + TRAEFIK_GATEWAY
         (directory / file.name).write_text(text)
     assert "backend: Traefik" in (directory / "fleet.yaml").read_text()
     assert "rewritePath: /openai/" in (directory / "qwen.yaml").read_text()
@@ -105,7 +107,7 @@ def test_each_destination_is_bound_to_its_real_address_and_keeps_its_own_path(up
 def test_on_envoy_gateway_the_same_fleet_warns_about_the_path(tmp_path: Path) -> None:
     directory = Path(traefik_manifests(tmp_path / "envoy"))
     fleet = directory / "fleet.yaml"
-    fleet.write_text(fleet.read_text().replace(TRAEFIK_GATEWAY, ENVOY_GATEWAY))
+    fleet.write_text(fleet.read_text().replace(TRAEFIK_GATEWAY, "spec:\n  cluster: gke-us-central\n  plainHTTP: true\n"))
     run = run_program(Engine(preview=True), dev_config(**{"modelplane:manifests": [str(directory)]}))
     assert any("qwen3-8b-hosted (/openai/)" in line and "Envoy Gateway cannot rewrite the path per backend" in line
                for line in run.logs)

@@ -177,16 +177,18 @@ def test_fleet_routes_go_to_the_gateway_cluster_with_real_addresses(up: Run) -> 
     assert rule["matches"] == [{"path": {"type": "PathPrefix", "value": "/ml-team/qwen3/"}}]
     backends = {r.inputs["metadata"]["name"]: r.inputs["spec"]["endpoints"][0]
                 for r in up.engine.of_type("kubernetes:gateway.envoyproxy.io/v1alpha1:Backend")}
-    assert backends["gateway-gke-us-central"] == {"ip": {"address": "34.120.0.1", "port": 80}}
-    assert backends["gateway-eks-us-west"] == {"fqdn": {"hostname": "a1.elb.us-west-2.amazonaws.com", "port": 80}}
+    # examples/multi-cloud reaches its clusters over (mutual) TLS: their gateways listen on 443
+    assert backends["gateway-gke-us-central"] == {"ip": {"address": "34.120.0.1", "port": 443}}
+    assert backends["gateway-eks-us-west"] == {"fqdn": {"hostname": "a1.elb.us-west-2.amazonaws.com", "port": 443}}
     everything = json.dumps([unwrap(r.inputs) for r in up.engine.registered], default=str)
     assert "gateway-address.modelplane.invalid" not in everything and "modelplane-secret:" not in everything
 
 
 def test_stack_outputs(up: Run) -> None:
     assert up.outputs["placement"] == expected_summary()
-    assert up.outputs["serviceUrls"] == {"ml-team/qwen": "http://34.120.0.99/ml-team/qwen/",
-                                         "ml-team/qwen3": "http://34.120.0.99/ml-team/qwen3/"}
+    assert up.outputs["serviceUrls"] == {"ml-team/qwen": "https://models.example.com/ml-team/qwen/",
+                                         "ml-team/qwen3": "https://models.example.com/ml-team/qwen3/"}, \
+        "the secured gateway of examples/multi-cloud answers on its hostname, over HTTPS"
     assert up.outputs["gatewayAddresses"] == {"eks-us-west": "a1.elb.us-west-2.amazonaws.com",
                                               "gke-us-central": "34.120.0.1", "onprem-us-east": "10.40.0.5"}
     assert up.outputs["fleetCostPerHour"] == expected_fleet_cost()

@@ -85,7 +85,8 @@ def test_given_gateway_addresses_are_used_without_waiting_for_a_controller() -> 
                                                "eks-us-west": "a1.elb.us-west-2.amazonaws.com",
                                                "onprem-us-east": "gw.onprem.example"}
     assert run.outputs["gatewayAddress"] == "fleet.example"
-    assert all(url.startswith("http://fleet.example/") for url in run.outputs["serviceUrls"].values())
+    assert all(url.startswith("https://models.example.com/") for url in run.outputs["serviceUrls"].values()), \
+        "the dev stack's secured gateway publishes its hostname, not the given address"
 
 
 def test_a_gateway_address_for_an_undeclared_cluster_is_an_error() -> None:

@@ -9,6 +9,8 @@ cluster that hosts it; `control_stack(settings, gateway)` is the control cluster
 runs there (`api.gateway.CONTROL_CLUSTER`): the same backend add-ons, with what a workload cluster's
 serving stack would have brought (Envoy Gateway for EnvoyGateway) and nothing for GPUs.
 `security_warnings(gateway)` says what a gateway leaves open (plain HTTP, no authentication).
+Envoy Gateway's `Backend` API is on only on the cluster that hosts an EnvoyGateway fleet gateway, the
+only place Modelplane renders Backends (`stack._envoy_gateway_values`).
 `bind_addresses(manifest, addresses)` puts workload-cluster addresses where the fleet gateway's
 objects hold their placeholders, in the form each kind needs; the Pulumi layer calls it once the
 addresses are known: bound, the objects rendered with placeholders equal those rendered with the
@@ -40,13 +42,13 @@ def cluster_stack(cluster: InferenceCluster, settings: Settings, gateway: Infere
                   drivers: Collection[str] = ()) -> tuple[Addon, ...]:
     """`stack.serving_stack`, with the gateway backend's CRDs first and its add-ons last on the
     cluster that hosts the fleet gateway; `drivers` as there (`stack.class_drivers`)."""
-    inference_gateway = tls.cluster_gateway_objects(gateway, cluster.name)
+    inference_gateway = tls.cluster_gateway_objects(gateway, cluster.name, cluster.spec.public_inference)
     if gateway is None or gateway.host != cluster.name:
         return stack.serving_stack(cluster, settings, inference_gateway=inference_gateway, drivers=drivers)
     implementation = backend(gateway)
     return stack.serving_stack(cluster, settings, before=implementation.crds(settings),
                                after=implementation.addons(gateway, settings), inference_gateway=inference_gateway,
-                               drivers=drivers)
+                               drivers=drivers, backends=gateway.spec.backend is GatewayBackend.ENVOY_GATEWAY)
 
 
 def gateway_objects(gateway: InferenceGateway, namespaces: Sequence[str]) -> list[dict]:

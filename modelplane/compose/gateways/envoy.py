@@ -44,19 +44,32 @@ def addons(gateway: InferenceGateway, settings: Settings) -> tuple[Addon, ...]:
 
 
 def gateway_object(gateway: InferenceGateway, namespaces: Sequence[str]) -> dict:
-    """The fleet Gateway; a secured one (`tls` or `auth`) takes routes only from the services' namespaces."""
-    tls, secured = gateway.spec.tls, gateway.spec.tls is not None or gateway.spec.auth is not None
-    return stack_gateway(FLEET_GATEWAY, gateway.port, gateway.spec.hostname,
-                         selector=namespaces_named(namespaces) if secured else None,
-                         certificate=tls.certificate_secret if tls else None)
+    """The fleet Gateway; a secured one (`tls` or `auth`) takes routes only from the services' namespaces;
+    with a client certificate for the cluster hop, its proxy runs with the `proxy_settings` EnvoyProxy."""
+    served, secured = gateway.spec.tls, gateway.spec.tls is not None or gateway.spec.auth is not None
+    fleet = stack_gateway(FLEET_GATEWAY, gateway.port, gateway.spec.hostname,
+                          selector=namespaces_named(namespaces) if secured else None,
+                          certificate=served.certificate_secret if served else None)
+    if tls.fleet_client_certificate(gateway) is None:
+        return fleet
+    parameters = {"group": "gateway.envoyproxy.io", "kind": "EnvoyProxy", "name": FLEET_GATEWAY}
+    return {**fleet, "spec": {**fleet["spec"], "infrastructure": {"parametersRef": parameters}}}
 
 
 def gateway_policies(gateway: InferenceGateway) -> list[dict]:
-    """With `auth`, a SecurityPolicy on the fleet Gateway: every request needs an API key of the Secret
+    """With a client certificate for the cluster hop (`clusterTLS.clientCertificateSecret`), the fleet
+    Gateway's EnvoyProxy: it presents that certificate to every TLS backend (Envoy Gateway's
+    `backendTLS.clientCertificateRef`, the Secret beside it in modelplane-system). With `auth`, a
+    SecurityPolicy on the fleet Gateway: every request needs an API key of the Secret
     (`Authorization: Bearer <key>`); the matched client id goes upstream as `x-client-id`."""
+    client = tls.fleet_client_certificate(gateway)
+    proxy = [] if client is None else [{
+        "apiVersion": BACKEND_API, "kind": "EnvoyProxy",
+        "metadata": {"name": FLEET_GATEWAY, "namespace": SYSTEM_NAMESPACE, "labels": names.managed()},
+        "spec": {"backendTLS": {"clientCertificateRef": {"group": "", "kind": "Secret", "name": client}}}}]
     if gateway.spec.auth is None:
-        return []
-    return [{"apiVersion": BACKEND_API, "kind": "SecurityPolicy",
+        return proxy
+    return [*proxy, {"apiVersion": BACKEND_API, "kind": "SecurityPolicy",
              "metadata": {"name": FLEET_GATEWAY, "namespace": SYSTEM_NAMESPACE, "labels": names.managed()},
              "spec": {"targetRefs": [{"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": FLEET_GATEWAY}],
                       "apiKeyAuth": {"credentialRefs": [{"kind": "Secret", "name": gateway.spec.auth.api_keys_secret}],

@@ -14,6 +14,14 @@
   `<cluster>.<domain>`), trusting the fleet's CA bundle (a ConfigMap `ca_config_map` renders from
   `clusterTLS.caCertificates` into that namespace: a policy may only name one there) or the system's
   CAs. Envoy Gateway and Traefik both honour it.
+- Mutual TLS on the cluster hop (`clusterTLS.clientCertificateSecret`): the fleet gateway presents that
+  client certificate to every cluster (`fleet_client_certificate`; the EnvoyGateway backend attaches
+  it, `envoy.gateway_policies`), kept by cert-manager with `certManager` as a client-auth Certificate
+  for `fleet.<domain>` from the clusters' issuer. Each cluster's inference Gateway then requires a
+  client certificate signed by `clusterTLS.caCertificates` (`client_validation`: an Envoy Gateway
+  `ClientTrafficPolicy` on the inference Gateway and the CA's ConfigMap beside it, in
+  modelplane-system): a caller without one fails the TLS handshake. A cluster with
+  `spec.gateway.publicInference: true` is left open (the loader warns).
 """
 
 from __future__ import annotations
@@ -47,22 +55,59 @@ class TLS:
     """The PEM bundle to trust; None: the system's well-known CAs."""
 
 
-def certificate(secret: str, dns_name: str, issuer: CertManager) -> dict:
-    """The cert-manager Certificate that keeps `secret` (in modelplane-system) valid for `dns_name`."""
+CLIENT_USAGES = ("client auth", "digital signature", "key encipherment")
+"""cert-manager usages of the fleet gateway's client certificate (RSA keys need key encipherment)."""
+CLIENT_VALIDATION = "inference-clients"
+"""The ClientTrafficPolicy on each cluster's inference Gateway that requires the fleet's client certificate."""
+ENVOY_GATEWAY_API = "gateway.envoyproxy.io/v1alpha1"
+
+
+def certificate(secret: str, dns_name: str, issuer: CertManager, usages: tuple[str, ...] = ()) -> dict:
+    """The cert-manager Certificate that keeps `secret` (in modelplane-system) valid for `dns_name`
+    (with `usages` when given; cert-manager's default otherwise)."""
+    spec: dict = {"secretName": secret, "dnsNames": [dns_name],
+                  "issuerRef": {"group": "cert-manager.io", "kind": str(issuer.issuer_kind), "name": issuer.issuer}}
+    if usages:
+        spec["usages"] = list(usages)
     return {"apiVersion": CERT_MANAGER_API, "kind": "Certificate",
-            "metadata": {"name": secret, "namespace": SYSTEM_NAMESPACE, "labels": names.managed()},
-            "spec": {"secretName": secret, "dnsNames": [dns_name],
-                     "issuerRef": {"group": "cert-manager.io", "kind": str(issuer.issuer_kind), "name": issuer.issuer}}}
+            "metadata": {"name": secret, "namespace": SYSTEM_NAMESPACE, "labels": names.managed()}, "spec": spec}
 
 
 def fleet_certificates(gateway: InferenceGateway) -> list[dict]:
-    """The fleet listener's Certificate with `tls.certManager` (the loader requires `hostname` then)."""
-    tls = gateway.spec.tls
-    if tls is None or tls.cert_manager is None:
-        return []
-    hostname = present(gateway.spec.hostname, f"validated: InferenceGateway {gateway.name} with tls.certManager "
-                                              "has a hostname")
-    return [certificate(tls.certificate_secret, hostname, tls.cert_manager)]
+    """The fleet listener's Certificate with `tls.certManager` (the loader requires `hostname` then), and
+    the fleet gateway's client certificate's with `clusterTLS.certManager` and a client certificate."""
+    tls, hop = gateway.spec.tls, gateway.spec.cluster_tls
+    certificates = []
+    if tls is not None and tls.cert_manager is not None:
+        hostname = present(gateway.spec.hostname, f"validated: InferenceGateway {gateway.name} with tls.certManager "
+                                                  "has a hostname")
+        certificates.append(certificate(tls.certificate_secret, hostname, tls.cert_manager))
+    client = fleet_client_certificate(gateway)
+    if hop is not None and hop.cert_manager is not None and client is not None:
+        certificates.append(certificate(client, f"fleet.{hop.domain}", hop.cert_manager, CLIENT_USAGES))
+    return certificates
+
+
+def fleet_client_certificate(gateway: InferenceGateway | None) -> str | None:
+    """The Secret of the client certificate the fleet gateway presents to the clusters; None without one."""
+    hop = gateway.spec.cluster_tls if gateway else None
+    return hop.client_certificate_secret if hop else None
+
+
+def client_validation(gateway: InferenceGateway | None) -> tuple[dict, ...]:
+    """What makes a cluster's inference Gateway require the fleet gateway's client certificate: the CA's
+    ConfigMap and a ClientTrafficPolicy trusting it; nothing without a client certificate."""
+    hop = gateway.spec.cluster_tls if gateway else None
+    if hop is None or hop.client_certificate_secret is None:
+        return ()
+    ca = present(hop.ca_certificates, "validated: clusterTLS with clientCertificateSecret has caCertificates")
+    policy = {"apiVersion": ENVOY_GATEWAY_API, "kind": "ClientTrafficPolicy",
+              "metadata": {"name": CLIENT_VALIDATION, "namespace": SYSTEM_NAMESPACE, "labels": names.managed()},
+              "spec": {"targetRefs": [{"group": "gateway.networking.k8s.io", "kind": "Gateway",
+                                       "name": INFERENCE_GATEWAY}],
+                       "tls": {"clientValidation": {"caCertificateRefs": [
+                           {"group": "", "kind": "ConfigMap", "name": CA_CONFIG_MAP}]}}}}
+    return (*ca_config_maps(SYSTEM_NAMESPACE, TLS("", ca)), policy)
 
 
 def cluster_tls(gateway: InferenceGateway | None, cluster: str) -> TLS | None:
@@ -77,16 +122,16 @@ def cluster_port(tls: TLS | None) -> int:
     return CLUSTER_TLS_PORT if tls else GATEWAY_PORT
 
 
-def cluster_gateway_objects(gateway: InferenceGateway | None, cluster: str) -> tuple[dict, ...]:
-    """A workload cluster's inference Gateway (and its Certificate), as the module docstring says."""
+def cluster_gateway_objects(gateway: InferenceGateway | None, cluster: str, public: bool = False) -> tuple[dict, ...]:
+    """A workload cluster's inference Gateway (its Certificate, and unless `public` what requires the fleet
+    gateway's client certificate), as the module docstring says."""
     tls, hop = gateway.spec.cluster_tls if gateway else None, cluster_tls(gateway, cluster)
     if tls is None or hop is None:
         return (gateway_object(INFERENCE_GATEWAY, GATEWAY_PORT),)
     listener = gateway_object(INFERENCE_GATEWAY, CLUSTER_TLS_PORT, certificate=tls.certificate_secret,
                               selector={"matchLabels": names.managed()})
-    if tls.cert_manager is None:
-        return (listener,)
-    return certificate(tls.certificate_secret, hop.hostname, tls.cert_manager), listener
+    kept = (certificate(tls.certificate_secret, hop.hostname, tls.cert_manager),) if tls.cert_manager else ()
+    return (*kept, listener, *(() if public else client_validation(gateway)))
 
 
 def backend_tls_policy(metadata: dict, target: dict, tls: TLS) -> dict:

@@ -1,0 +1,230 @@
+"""Attacks on the hop from the fleet gateway to each cluster, and on the engines behind it (issue 23).
+
+Expected values come from the issue ("every hop authenticated", "/v1/... only", "a NetworkPolicy per
+model namespace", "Backend API only where needed") and from the published APIs: Envoy Gateway v1.7's
+EnvoyProxy `backendTLS.clientCertificateRef` and ClientTrafficPolicy `tls.clientValidation` (its
+"Backend Mutual TLS" and "Mutual TLS: External Clients" tasks), Gateway API's PathPrefix matching
+(element-wise prefix of the path), the proxy pods' `owning-gateway-*` labels (Envoy Gateway v1.7
+internal/gatewayapi/translator.go). The fleet is examples/multi-cloud, which shows the secured gateway.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+from modelplane.api import ManifestErrors, load, load_sources
+from modelplane.compose import Rendered, render
+from modelplane.scheduling import place
+from tests.compose.helpers import find
+from tests.compose.schemas import problems
+
+ROOT = Path(__file__).resolve().parents[2]
+DEMO = ROOT / "examples" / "multi-cloud"
+CLIENT = "    clientCertificateSecret: fleet-gateway-client\n"
+CLUSTERS = ("eks-us-west", "gke-us-central", "onprem-us-east")
+OPEN_ONPREM = ("    modelplane.ai/tier: production\nspec:\n",
+               "    modelplane.ai/tier: production\nspec:\n  gateway: {publicInference: true}\n")
+
+
+def sources(*edits: tuple[str, str]) -> list[tuple[str, str]]:
+    """The multi-cloud manifests with each (old, new) replacement applied (each must apply)."""
+    texts = {str(p): p.read_text() for p in sorted(DEMO.glob("*.yaml"))}
+    for old, new in edits:
+        assert any(old in text for text in texts.values()), old
+        texts = {name: text.replace(old, new) for name, text in texts.items()}
+    return list(texts.items())
+
+
+@cache
+def rendered(*edits: tuple[str, str]) -> Rendered:
+    manifests = load_sources(sources(*edits))
+    return render(manifests, place(manifests.fleet, manifests.workloads))
+
+
+def inference_objects(out: Rendered, cluster: str) -> list[dict]:
+    [addon] = [a for a in out.addons[cluster] if a.name == "inference-gateway"]
+    return list(addon.objects)
+
+
+def test_the_fleet_gateway_presents_its_client_certificate_to_the_clusters() -> None:
+    gateway = rendered().gateway
+    assert find(gateway, "Gateway", "fleet")["spec"]["infrastructure"] == {
+        "parametersRef": {"group": "gateway.envoyproxy.io", "kind": "EnvoyProxy", "name": "fleet"}}
+    proxy = find(gateway, "EnvoyProxy", "fleet")
+    assert (proxy["metadata"]["namespace"], proxy["spec"]) == ("modelplane-system", {
+        "backendTLS": {"clientCertificateRef": {"group": "", "kind": "Secret", "name": "fleet-gateway-client"}}})
+    client = find(gateway, "Certificate", "fleet-gateway-client")["spec"]
+    assert client == {"secretName": "fleet-gateway-client", "dnsNames": ["fleet.clusters.example.com"],
+                      "issuerRef": {"group": "cert-manager.io", "kind": "ClusterIssuer", "name": "fleet-ca"},
+                      "usages": ["client auth", "digital signature", "key encipherment"]}
+
+
+@pytest.mark.parametrize("cluster", CLUSTERS)
+def test_every_clusters_gateway_requires_a_client_certificate_of_the_fleets_ca(cluster: str) -> None:
+    ca = load([DEMO]).fleet.gateway.spec.cluster_tls.ca_certificates
+    objects = inference_objects(rendered(), cluster)
+    policy = find(objects, "ClientTrafficPolicy", "inference-clients")
+    assert (policy["metadata"]["namespace"], policy["spec"]) == ("modelplane-system", {
+        "targetRefs": [{"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": "inference"}],
+        "tls": {"clientValidation": {"caCertificateRefs": [
+            {"group": "", "kind": "ConfigMap", "name": "modelplane-clusters-ca"}]}}})
+    config = find(objects, "ConfigMap", "modelplane-clusters-ca")
+    assert (config["metadata"]["namespace"], config["data"]) == ("modelplane-system", {"ca.crt": ca})
+    assert find(objects, "Gateway", "inference")["spec"]["listeners"][0]["protocol"] == "HTTPS", \
+        "client validation needs a TLS listener"
+
+
+def test_every_new_object_validates_against_its_published_schema() -> None:
+    out = rendered()
+    objects = [*out.gateway, *(o for cluster in CLUSTERS for o in inference_objects(out, cluster)),
+               *(m for ms in out.clusters.values() for m in ms if m["kind"] == "NetworkPolicy")]
+    kinds = {m["kind"] for m in objects}
+    assert {"EnvoyProxy", "ClientTrafficPolicy", "Certificate", "NetworkPolicy"} <= kinds
+    assert {f"{m['kind']}/{m['metadata']['name']}": problems(m) for m in objects} == {
+        f"{m['kind']}/{m['metadata']['name']}": [] for m in objects}
+
+
+def test_a_cluster_that_says_public_inference_is_left_open_and_warned_about() -> None:
+    out = rendered(OPEN_ONPREM)
+    assert [o["kind"] for o in inference_objects(out, "onprem-us-east")
+            if o["kind"] in ("ClientTrafficPolicy", "ConfigMap")] == []
+    assert find(inference_objects(out, "eks-us-west"), "ClientTrafficPolicy", "inference-clients")
+    warnings = load_sources(sources(OPEN_ONPREM)).warnings
+    assert [(w.code, w.subject, w.path) for w in warnings] == [
+        ("public-inference", "InferenceCluster onprem-us-east", "spec.gateway.publicInference")]
+
+
+def errors_of(*edits: tuple[str, str]) -> list[tuple[str, str, str]]:
+    with pytest.raises(ManifestErrors) as raised:
+        load_sources(sources(*edits))
+    return [(e.code, e.subject, e.path) for e in raised.value.errors]
+
+
+def test_a_tls_hop_without_a_client_certificate_is_an_error_at_every_cluster_not_opened() -> None:
+    assert errors_of((CLIENT, "")) == [
+        ("unauthenticated-cluster-gateway", f"InferenceCluster {cluster}", "spec.gateway.publicInference")
+        for cluster in ("gke-us-central", "eks-us-west", "onprem-us-east")]  # in file order
+
+
+@pytest.mark.parametrize("edits, want", [
+    pytest.param(((CLIENT, ""), OPEN_ONPREM), "gke-us-central and eks-us-west are still closed", id="one opened"),
+])
+def test_opening_one_cluster_leaves_the_others_required(edits: tuple, want: str) -> None:
+    assert {obj for _, obj, _ in errors_of(*edits)} == {"InferenceCluster gke-us-central", "InferenceCluster eks-us-west"}, want
+
+
+def test_a_client_certificate_needs_the_private_ca_that_signs_it() -> None:
+    text = dict(sources())[str(DEMO / "fleet.yaml")]
+    ca_block = text[text.index("    caCertificates: |"):]
+    assert errors_of((ca_block, "")) == [("value_error", "InferenceGateway fleet", "spec.clusterTLS.caCertificates")]
+
+
+def test_a_client_certificate_is_refused_on_traefik() -> None:
+    traefik = ("  auth:                                  # and send `Authorization: Bearer <key>`\n"
+               "    apiKeysSecret: fleet-api-keys        # an Opaque Secret in modelplane-system: client id -> API key\n",
+               "  backend: Traefik\n")
+    assert errors_of(traefik) == [("value_error", "InferenceGateway fleet",
+                                  "spec.clusterTLS.clientCertificateSecret")]
+
+
+@pytest.mark.parametrize("example", ["local", "qwen-demo", "kimi-k2"])
+def test_plain_http_demos_and_fleets_without_a_gateway_are_not_refused(example: str) -> None:
+    """`plainHTTP: true` is the fleet-wide, warned opt-out; a fleet without a gateway is the operator's part."""
+    assert [p for p in load([ROOT / "examples" / example]).warnings if p.code == "unauthenticated-cluster-gateway"] == []
+
+
+def prefix_matches(prefix: str, path: str) -> bool:
+    """Gateway API PathPrefix: the path's elements start with the prefix's (a trailing `/` is ignored)."""
+    prefix = prefix.rstrip("/")
+    return path == prefix or path.startswith(prefix + "/")
+
+
+def inference_routes(out: Rendered) -> list[dict]:
+    return [m for ms in out.clusters.values() for m in ms if m["kind"] == "HTTPRoute"]
+
+
+def reachable(out: Rendered, path: str) -> bool:
+    return any(prefix_matches(match["path"]["value"], path)
+               for route in inference_routes(out) for rule in route["spec"]["rules"] for match in rule["matches"])
+
+
+REPLICA = "/ml-team/qwen3-8b-eks-us-west-0"
+
+
+@pytest.mark.parametrize("path, open_", [
+    (f"{REPLICA}/v1/chat/completions", True),
+    (f"{REPLICA}/v1/models", True),
+    (f"{REPLICA}/metrics", False),
+    (f"{REPLICA}/tokenize", False),
+    (f"{REPLICA}/health", False),
+    (f"{REPLICA}/v1", True),
+    (f"{REPLICA}/v10/models", False),
+    ("/metrics", False),
+    ("/tokenize", False),
+    ("/", False),
+])
+def test_only_the_openai_api_is_routed_to_an_engine(path: str, open_: bool) -> None:
+    assert reachable(rendered(), path) is open_
+
+
+def test_every_inference_route_of_every_example_rewrites_into_v1_only() -> None:
+    for example in sorted(p.name for p in (ROOT / "examples").iterdir() if p.is_dir() and p.name != "ci"):
+        manifests = load([ROOT / "examples" / example])
+        out = render(manifests, place(manifests.fleet, manifests.workloads))
+        for route in inference_routes(out):
+            for rule in route["spec"]["rules"]:
+                assert all(m["path"]["value"].endswith("/v1/") for m in rule["matches"]), (example, route["metadata"])
+                rewrites = [f["urlRewrite"]["path"] for f in rule.get("filters", []) if f["type"] == "URLRewrite"]
+                assert all(r["replacePrefixMatch"] == "/v1/" for r in rewrites), (example, route["metadata"])
+
+
+POD_OWNERS = ("Deployment", "LeaderWorkerSet", "Job")
+
+
+def pod_labels(manifest: dict) -> list[dict]:
+    if manifest["kind"] == "LeaderWorkerSet":
+        template = manifest["spec"]["leaderWorkerTemplate"]
+        return [t["metadata"]["labels"] for t in (template.get("leaderTemplate"), template["workerTemplate"]) if t]
+    return [manifest["spec"]["template"]["metadata"]["labels"]]
+
+
+@pytest.mark.parametrize("example", ["multi-cloud", "kimi-k2", "prefill-decode", "qwen-demo"])
+def test_each_model_namespace_admits_only_the_inference_gateway_and_modelplanes_own_pods(example: str) -> None:
+    manifests = load([ROOT / "examples" / example])
+    out = render(manifests, place(manifests.fleet, manifests.workloads))
+    for cluster, objects in out.clusters.items():
+        engines = {m["metadata"]["namespace"] for m in objects if m["kind"] in ("Deployment", "LeaderWorkerSet")}
+        policies = [m for m in objects if m["kind"] == "NetworkPolicy"]
+        assert sorted(p["metadata"]["namespace"] for p in policies) == sorted(engines), cluster
+        for policy in policies:
+            assert policy["spec"] == {
+                "podSelector": {"matchLabels": {"app.kubernetes.io/managed-by": "modelplane"}},
+                "policyTypes": ["Ingress"],
+                "ingress": [{"from": [
+                    {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "envoy-gateway-system"}},
+                     "podSelector": {"matchLabels": {"gateway.envoyproxy.io/owning-gateway-name": "inference",
+                                                     "gateway.envoyproxy.io/owning-gateway-namespace":
+                                                         "modelplane-system"}}},
+                    {"podSelector": {"matchLabels": {"app.kubernetes.io/managed-by": "modelplane"}}}]}]}
+        for owner in (m for m in objects if m["kind"] in POD_OWNERS):
+            assert all(labels.get("app.kubernetes.io/managed-by") == "modelplane" for labels in pod_labels(owner)), \
+                f"{owner['kind']} {owner['metadata']['name']}'s pods are not covered by the policy"
+
+
+def backend_api(out: Rendered) -> dict[str, bool]:
+    return {cluster: next(a for a in addons if a.name == "envoy-gateway").values["config"]["envoyGateway"][
+        "extensionApis"]["enableBackend"] for cluster, addons in out.addons.items()}
+
+
+def test_the_backend_api_is_on_only_where_the_envoy_gateway_fleet_gateway_runs() -> None:
+    assert backend_api(rendered()) == {"eks-us-west": False, "gke-us-central": True, "onprem-us-east": False}
+
+
+@pytest.mark.parametrize("example", ["kimi-k2", "getting-started/1-platform"])
+def test_the_backend_api_is_off_without_an_envoy_gateway_fleet_gateway(example: str) -> None:
+    """kimi-k2 has no InferenceGateway; getting-started's runs on Traefik (Services, no Backends)."""
+    manifests = load([ROOT / "examples" / example])
+    assert set(backend_api(render(manifests, place(manifests.fleet, manifests.workloads))).values()) == {False}
