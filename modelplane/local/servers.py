@@ -18,6 +18,8 @@ Contract:
   the controller manager runs without its node lifecycle controller: the nodes of such a fleet
   are API objects with no kubelet to renew their leases, which that controller would taint
   unreachable and evict.
+- `stop_apiserver`/`start_apiserver` take one cluster's API server away and bring it back on the
+  same port with the same data (an unreachable cluster, for the end-to-end suite).
 - Logs stay in the run's directory; `Fleet.logs()` names them.
 """
 
@@ -171,6 +173,23 @@ class Fleet:
     def logs(self) -> str:
         return "\n".join(f"{p.name}: {p.log}" for p in self.processes)
 
+    def stop_apiserver(self, name: str) -> None:
+        """Stop one cluster's kube-apiserver: the cluster is unreachable (connection refused) until
+        `start_apiserver`; its etcd data, port, certificates and token are kept."""
+        self._apiserver_process(name).stop()
+
+    def start_apiserver(self, name: str) -> None:
+        """Start a stopped kube-apiserver again, as it was (same flags; a new log file), and wait until ready."""
+        old = self._apiserver_process(name)
+        if old.popen.poll() is None:
+            raise ServerError(f"{old.name} is running")
+        restarts = sum(p.name.startswith(f"{name}-apiserver") for p in self.processes)
+        process = self._spawn(f"{name}-apiserver-{restarts}", [str(arg) for arg in old.popen.args])
+        self._wait(process, self.clusters[name].ready, "ready")
+
+    def _apiserver_process(self, name: str) -> Process:
+        return [p for p in self.processes if p.name.startswith(f"{name}-apiserver")][-1]
+
     def _spawn(self, name: str, argv: list[str]) -> Process:
         log = self.directory / f"{name}.log"
         with log.open("wb") as out:
@@ -289,4 +308,4 @@ def apply_crds(cluster: Cluster, files: Sequence[Path], field_manager: str = "mo
 
 def _established(crd: dict[str, Any]) -> bool:
     return any(c.get("type") == "Established" and c.get("status") == "True"
-               for c in crd.get("status", {}).get("conditions", []))
+               for c in (crd.get("status") or {}).get("conditions") or ())
