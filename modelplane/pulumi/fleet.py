@@ -222,7 +222,8 @@ class Modelplane(pulumi.ComponentResource):
             if control is not None:
                 from modelplane.pulumi.status import write_back
 
-                write_back(f"{name}-status", control, manifests, placement, urls, address, list(created.values()), self)
+                write_back(f"{name}-status", control, manifests, placement, urls, address, list(created.values()), self,
+                           self.placement.capacity if args.get("observed") else None)
             shared = None if handed is None else roles.workload_stacks(
                 manifests, handed, settings, skip_await, installed_on, list(args.get("secrets", {})))
             return {"summary": summary(placement, manifests.workloads), "workloadStacks": shared}

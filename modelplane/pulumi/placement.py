@@ -161,7 +161,8 @@ class PlacementProvider(ResourceProvider):
                                _strict(inputs, placement.deployments))
         seen = observe(manifests.fleet, observations, clock, int(time.time()))  # the provider's clock, never the core's
         placement = place(seen.fleet, manifests.workloads, previous).model_copy(update={"planner": PLANNER_VERSION})
-        observed = {"outages": dict(seen.outages), "capacity": report(seen, moves(previous, placement, seen))}
+        carried = (from_wire(olds.get("capacity")) or {}).get("moves") or []
+        observed = {"outages": dict(seen.outages), "capacity": report(seen, moves(previous, placement, seen), carried)}
         return CheckResult({**inputs, "placement": placement.to_json(), **observed,
                             **_shown(objects, placement, corrections)},
                            _strict(inputs, placement.deployments))
@@ -266,6 +267,8 @@ class FleetPlacement(Resource, module="modelplane", name="Placement"):
     """The placement outlined per deployment (`modelplane.scheduling.diff.outline`), for `--diff`."""
     manifests: pulumi.Output[dict[str, str]]
     """`Kind namespace/name` -> a digest of the object (`digests`), for `--diff`."""
+    capacity: pulumi.Output[dict[str, Any]]
+    """With `observed` only: `scheduling.observed.report`, what the status writer shows."""
     corrections: pulumi.Output[list[str]]
     """What was wrong with the previous placement although the inputs had not changed (a state edited by
     hand, or written by another planner version), each a replica or deployment and why; empty when it held."""

@@ -31,7 +31,7 @@ too, as in Kubernetes.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 from enum import StrEnum
@@ -231,11 +231,18 @@ def observations_from_json(data: Mapping[str, Any]) -> dict[str, ClusterObservat
     return out
 
 
-def report(observed: Observed, moved: tuple[Move, ...]) -> dict[str, Any]:
-    """Declared and observed capacity per pool, each cluster's health, and why replicas moved, as plain data."""
+def report(observed: Observed, moved: tuple[Move, ...], carried: Sequence[Mapping[str, Any]] = ()) -> dict[str, Any]:
+    """Declared and observed capacity per pool, each cluster's health, and why replicas moved, as plain data.
+    `carried`: the previous report's moves; one is kept while the cluster it left is still not Up (so status
+    keeps saying why a replica is elsewhere for as long as the reason lasts), after this run's moves."""
+    up = {h.cluster for h in observed.clusters if h.health in (Health.UP, Health.UNOBSERVED)}
+    new = [{"deployment": m.deployment, "index": m.index, "from": m.source, "to": m.target, "why": m.why}
+           for m in moved]
+    slots = {(m["deployment"], m["from"], m["index"]) for m in new}
+    kept = [dict(m) for m in carried if m.get("from") not in up and (m.get("deployment"), m.get("from"),
+                                                                         m.get("index")) not in slots]
     return {"pools": [{"cluster": p.cluster, "pool": p.pool, "declared": p.declared, "observed": p.observed,
                        "planned": p.planned} for p in observed.pools],
             "clusters": [{"cluster": h.cluster, "health": str(h.health), "why": h.why, "downSince": h.down_since}
                          for h in observed.clusters],
-            "moves": [{"deployment": m.deployment, "index": m.index, "from": m.source, "to": m.target, "why": m.why}
-                      for m in moved]}
+            "moves": new + kept}

@@ -105,6 +105,9 @@ class Scenario:
     def status(self) -> dict[str, Any]:
         return json.loads(self.kubectl("-n", NS, "get", "md", "chat", "-o", "json"))["status"]
 
+    def cluster_status(self, name: str) -> dict[str, Any]:
+        return json.loads(self.kubectl("get", "inferencecluster", name, "-o", "json"))["status"]
+
     def set_ready(self, cluster: str, nodes: list[str], ready: bool) -> None:
         api = Api.of(self.fleet.clusters[cluster])
         now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
@@ -179,6 +182,9 @@ def test_1_a_pool_with_notready_nodes_takes_fewer_new_replicas(scenario: Scenari
     assert (len(placed["east"]), len(placed["west"])) == (1, 2), placed
     status = scenario.status()
     assert (status["replicas"], status["desiredReplicas"]) == (3, 4), status
+    assert scenario.cluster_status("east") == {"health": "Up", "pools": [
+        {"name": "h100", "declared": 4, "observed": 1, "planned": 1}]}, "kubectl shows declared and observed"
+    assert "Health" in scenario.kubectl("get", "ic")
 
     scenario.set_ready("east", NODES["east"][1:], ready=True)
     scenario.up()
@@ -232,7 +238,12 @@ def test_3_a_cluster_unreachable_past_its_grace_has_its_replicas_re_placed(scena
     created = [name for op, name in order if op == "create" and ":Deployment:" in name]
     assert sorted(created) == [f"modelplane:east:Deployment:{NS}/{name}" for name in sorted(set(east) - set(before["east"]))]
     assert ("update", "modelplane-status") in order, "the status is written in the same run"
-    assert scenario.status()["clusters"] == "east"
+    status = scenario.status()
+    assert status["clusters"] == "east"
+    assert sorted((m["source"], m["target"]) for m in status["moves"]) == [("west", "east"), ("west", "east")]
+    assert all("past its grace period of 40s" in m["reason"] for m in status["moves"]), status["moves"]
+    west = scenario.cluster_status("west")
+    assert west["health"] == "Expired" and west["reason"].startswith("unreachable"), west
     # Today the old replicas' delete on the unreachable cluster fails the run (after the new ones were
     # applied), and they stay in the state until the cluster answers.
     assert done.returncode != 0 and "west" in done.stdout, done.stdout[-2000:]
@@ -245,6 +256,7 @@ def test_4_when_the_cluster_answers_again_its_old_replicas_go_and_nothing_moves_
     events = scenario.up()
     capacity = scenario.capacity()
     assert health(capacity, "west")["health"] == "Up" and capacity["moves"] == []
+    assert "moves" not in scenario.status() and scenario.cluster_status("west")["health"] == "Up"
     deleted = sorted(e["resOutputsEvent"]["metadata"]["urn"].rsplit("::", 1)[-1] for e in events
                      if "resOutputsEvent" in e and e["resOutputsEvent"]["metadata"]["op"] == "delete")
     assert f"modelplane:west:Deployment:{NS}/chat-west-0-chat" in deleted, deleted
