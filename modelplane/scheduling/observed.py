@@ -24,6 +24,9 @@ Rules, each one of the issue's:
 - A cluster with no observation (its kubeconfig is not known when the program plans: a cluster
   the same run provisions), or reachable with no node carrying the pool label at all (nodes
   labelled otherwise), is planned as declared.
+- Replicas re-placed off a cluster that cannot be reached are *stranded* (`stranded`): kept in the
+  placement's state, their objects still registered unchanged on that cluster (deleting them there
+  would fail every run), until the cluster answers; the run after that deletes them.
 The taints are modelplane's own (`OUTAGE_TAINT`), added to a copy of the fleet: the user's objects
 are never changed. A deployment that tolerates every taint (operator Exists, no key) tolerates these
 too, as in Kubernetes.
@@ -40,7 +43,7 @@ from modelplane.api import Fleet, InferenceCluster, Taint
 from modelplane.api.base import TaintEffect
 from modelplane.api.fleet import NodePool
 from modelplane.api.labels import POOL
-from modelplane.scheduling.placement import Placement
+from modelplane.scheduling.placement import Placement, Replica
 
 OUTAGE_TAINT = "modelplane.ai/outage"
 
@@ -246,3 +249,16 @@ def report(observed: Observed, moved: tuple[Move, ...], carried: Sequence[Mappin
             "clusters": [{"cluster": h.cluster, "health": str(h.health), "why": h.why, "downSince": h.down_since}
                          for h in observed.clusters],
             "moves": new + kept}
+
+
+def stranded(kept: Sequence[Replica], previous: Placement | None, placement: Placement,
+             observations: Mapping[str, ClusterObservation]) -> tuple[Replica, ...]:
+    """The replicas no longer placed whose cluster cannot be reached now: those kept from the last run
+    (`kept`) and those the previous placement had. Their objects stay registered as they were, so the
+    run asks nothing of a cluster that cannot answer (a delete there would fail it); once the cluster is
+    reachable again they are dropped, and their objects are deleted like any replica's. Sorted by slot."""
+    unreachable = {name for name, seen in observations.items() if not seen.reachable}
+    live = {replica.slot for replica in placement.replicas}
+    found = {replica.slot: replica for replica in (*kept, *(previous.replicas if previous else ()))
+             if replica.cluster in unreachable and replica.slot not in live}
+    return tuple(found[slot] for slot in sorted(found))

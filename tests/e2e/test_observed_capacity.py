@@ -15,9 +15,12 @@ The tests are the scenario's steps, in order:
 2. A flap: west's API server is stopped (unreachable) for one run, started for the next, stopped
    again for a third run more than the grace period after the first: nothing moves in any of them
    (the clock restarted when west was seen up).
-3. West stays unreachable past its grace: its 2 replicas are re-placed on east in that run; east's
-   new Deployments are created before the run tries to delete west's (make-before-break), and
-   nothing moves back when west answers again.
+3. West stays unreachable past its grace: its 2 replicas are re-placed on east in that run, and
+   the old ones are stranded: kept in the placement's state, their objects on west registered
+   unchanged, so the run asks nothing of west and succeeds (a delete there would fail every run).
+   The status on the control cluster says why they moved and that west is Expired.
+4. West answers again: its old replicas are still there (nothing was lost), the next run deletes
+   them (make-before-break: their replacements were applied runs before), and nothing moves back.
 Assertions read the API servers and the engine's JSON (events, `pulumi stack export`).
 """
 
@@ -33,7 +36,7 @@ from typing import Any
 
 import pytest
 
-from modelplane.local.project import Project, events
+from modelplane.local.project import Project
 from modelplane.local.servers import Cluster, Fleet, apply_crds
 from tests.e2e.conftest import CRDS, ROOT, binaries, kubectl
 from tests.e2e.gateways import gateway_addresses
@@ -86,18 +89,20 @@ class Scenario:
     def kubectl(self, *args: str, stdin: str | None = None) -> str:
         return kubectl(self.tools, self.hub, *args, stdin=stdin).stdout
 
-    def up(self, reachable: tuple[str, ...] = ("east", "west"), check: bool = True) -> list[dict[str, Any]]:
+    def up(self, reachable: tuple[str, ...] = ("east", "west")) -> list[dict[str, Any]]:
+        """`pulumi up`, with the Gateway controller's stand-in on the clusters that answer."""
         with gateway_addresses({name: self.fleet.clusters[name] for name in reachable}):
-            if check:
-                return self.project.up()
-            done = self.project.run("up", "--yes", "--skip-preview", "--json", check=False)
-            self.log["up"] = done
-            return events(done.stdout)
+            return self.project.up()
+
+    def placement_outputs(self) -> dict[str, Any]:
+        resources = json.loads(self.project.export())["deployment"]["resources"]
+        return next(r for r in resources if r["urn"].endswith("::modelplane-placement"))["outputs"]
 
     def capacity(self) -> dict[str, Any]:
-        resources = json.loads(self.project.export())["deployment"]["resources"]
-        placement = next(r for r in resources if r["urn"].endswith("::modelplane-placement"))
-        return placement["outputs"]["capacity"]
+        return self.placement_outputs()["capacity"]
+
+    def stranded(self) -> list[tuple[str, str, int]]:
+        return [(r["deployment"], r["cluster"], r["index"]) for r in self.placement_outputs()["stranded"]["replicas"]]
 
     def replicas(self) -> dict[str, list[str]]:
         return {name: sorted(objects(self.fleet.clusters[name], "Deployment")) for name in ("east", "west")}
@@ -184,7 +189,8 @@ def test_1_a_pool_with_notready_nodes_takes_fewer_new_replicas(scenario: Scenari
     assert (status["replicas"], status["desiredReplicas"]) == (3, 4), status
     assert scenario.cluster_status("east") == {"health": "Up", "pools": [
         {"name": "h100", "declared": 4, "observed": 1, "planned": 1}]}, "kubectl shows declared and observed"
-    assert "Health" in scenario.kubectl("get", "ic")
+    table = [line.split() for line in scenario.kubectl("get", "ic").splitlines()]
+    assert table[0][:3] == ["NAME", "SOURCE", "HEALTH"] and [row[2] for row in table[1:]] == ["Up", "Up"], table
 
     scenario.set_ready("east", NODES["east"][1:], ready=True)
     scenario.up()
@@ -222,7 +228,7 @@ def test_2_a_cluster_that_flaps_within_its_grace_moves_nothing(scenario: Scenari
 def test_3_a_cluster_unreachable_past_its_grace_has_its_replicas_re_placed(scenario: Scenario) -> None:
     before = scenario.log["before"]
     time.sleep(max(0.0, scenario.log["down since"] + GRACE + 2 - time.time()))
-    events = scenario.up(reachable=("east",), check=False)
+    events = scenario.up(reachable=("east",))
     capacity = scenario.capacity()
     seen = health(capacity, "west")
     assert seen["health"] == "Expired", seen
@@ -232,7 +238,6 @@ def test_3_a_cluster_unreachable_past_its_grace_has_its_replicas_re_placed(scena
     east = sorted(objects(scenario.fleet.clusters["east"], "Deployment"))
     assert len(east) == 4 and set(before["east"]) < set(east), east
     scenario.log["events"] = events
-    done = scenario.log["up"]
     order = [(e["resOutputsEvent"]["metadata"]["op"], e["resOutputsEvent"]["metadata"]["urn"].rsplit("::", 1)[-1])
              for e in events if "resOutputsEvent" in e]
     created = [name for op, name in order if op == "create" and ":Deployment:" in name]
@@ -244,19 +249,27 @@ def test_3_a_cluster_unreachable_past_its_grace_has_its_replicas_re_placed(scena
     assert all("past its grace period of 40s" in m["reason"] for m in status["moves"]), status["moves"]
     west = scenario.cluster_status("west")
     assert west["health"] == "Expired" and west["reason"].startswith("unreachable"), west
-    # Today the old replicas' delete on the unreachable cluster fails the run (after the new ones were
-    # applied), and they stay in the state until the cluster answers.
-    assert done.returncode != 0 and "west" in done.stdout, done.stdout[-2000:]
-    assert not any(op == "delete" for op, name in order if name.startswith("modelplane:west:")), order
+    # The old replicas are stranded: kept in the state, their objects on west registered unchanged, so
+    # the run asks nothing of west (a delete there would fail it) and succeeds.
+    assert [(op, name) for op, name in order if name.startswith("modelplane:west:") and op != "same"] == []
+    assert scenario.stranded() == [("ml-team/chat", "west", 0), ("ml-team/chat", "west", 1)]
+    again = scenario.up(reachable=("east",))
+    assert {e["resOutputsEvent"]["metadata"]["op"] for e in again if "resOutputsEvent" in e
+            and ":Deployment:" in e["resOutputsEvent"]["metadata"]["urn"]} == {"same"}, "a run while west is away"
+    assert scenario.stranded() == [("ml-team/chat", "west", 0), ("ml-team/chat", "west", 1)]
 
 
 def test_4_when_the_cluster_answers_again_its_old_replicas_go_and_nothing_moves_back(scenario: Scenario) -> None:
     east = sorted(objects(scenario.fleet.clusters["east"], "Deployment"))
     scenario.fleet.start_apiserver("west")
+    kept = objects(scenario.fleet.clusters["west"], "Deployment")
+    assert sorted(kept) == ["chat-west-0-chat", "chat-west-1-chat"], "nothing was lost while west was away"
+    assert not any(d["metadata"].get("deletionTimestamp") for d in kept.values())
     events = scenario.up()
     capacity = scenario.capacity()
     assert health(capacity, "west")["health"] == "Up" and capacity["moves"] == []
     assert "moves" not in scenario.status() and scenario.cluster_status("west")["health"] == "Up"
+    assert scenario.stranded() == []
     deleted = sorted(e["resOutputsEvent"]["metadata"]["urn"].rsplit("::", 1)[-1] for e in events
                      if "resOutputsEvent" in e and e["resOutputsEvent"]["metadata"]["op"] == "delete")
     assert f"modelplane:west:Deployment:{NS}/chat-west-0-chat" in deleted, deleted
