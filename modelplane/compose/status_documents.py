@@ -88,13 +88,14 @@ def statuses(manifests: Manifests, placement: Placement, observed: Mapping[Objec
 
 
 def cluster_status(cluster: str, capacity: Mapping[str, Any]) -> InferenceClusterStatus:
-    """The cluster's health and its pools' capacity from the placement's report (`scheduling.observed.report`)."""
+    """The cluster's health and its pools' capacity from the placement's report (`scheduling.observed.report`),
+    as it comes through the engine, which drops null values (`observed`, `to`, `downSince`)."""
     health = next((c for c in capacity.get("clusters", ()) if c["cluster"] == cluster), None)
-    pools = tuple(PoolCapacityStatus(name=p["pool"], declared=p["declared"], observed=p["observed"],
+    pools = tuple(PoolCapacityStatus(name=p["pool"], declared=p["declared"], observed=p.get("observed"),
                                      planned=p["planned"]) for p in capacity.get("pools", ()) if p["cluster"] == cluster)
     if health is None:
         return InferenceClusterStatus(pools=pools)
-    return InferenceClusterStatus(health=health["health"], reason=health["why"] or None,
+    return InferenceClusterStatus(health=health["health"], reason=health.get("why") or None,
                                   down_since=health.get("downSince"), pools=pools)
 
 
@@ -120,7 +121,7 @@ def deployment_status(deployment: ModelDeployment, placement: Placement, generat
         observed_generation=generation, replicas=state.scheduled, desired_replicas=state.desired,
         ready=f"{state.scheduled}/{state.desired}", selector=serving_selector(deployment.name),
         clusters=",".join(sorted({replica.cluster for replica in replicas})) or None, placements=placed,
-        moves=tuple(ReplicaMoveStatus(source=m["from"], index=m["index"], target=m["to"], reason=m["why"])
+        moves=tuple(ReplicaMoveStatus(source=m["from"], index=m["index"], target=m.get("to"), reason=m["why"])
                     for m in moves) or None,
         conditions=(scheduled, ready))
 

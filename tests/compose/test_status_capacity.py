@@ -20,6 +20,15 @@ T0 = 1_800_000_000
 DOWN = ClusterObservation(False, {}, error="connection refused")
 
 
+def engine(value: Any) -> Any:
+    """What the Pulumi engine hands back: null values dropped."""
+    if isinstance(value, dict):
+        return {key: engine(item) for key, item in value.items() if item is not None}
+    if isinstance(value, list):
+        return [engine(item) for item in value]
+    return value
+
+
 def written(observations: dict[str, ClusterObservation], outages: dict[str, int], now: int,
             carried: list[dict[str, Any]] | None = None) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
     source = served()
@@ -28,7 +37,7 @@ def written(observations: dict[str, ClusterObservation], outages: dict[str, int]
     seen = observe(fleet, observations, outages, now)
     after = place(seen.fleet, work, before)
     capacity = report(seen, moves(before, after, seen), carried or [])
-    return statuses(source.manifests, after, source.observed, source.skipped, {}, "", capacity), capacity
+    return statuses(source.manifests, after, source.observed, source.skipped, {}, "", engine(capacity)), capacity
 
 
 def fits(key: str, status: dict[str, Any]) -> list[str]:

@@ -36,7 +36,7 @@ from typing import Any
 
 import pytest
 
-from modelplane.local.project import Project
+from modelplane.local.project import Project, events
 from modelplane.local.servers import Cluster, Fleet, apply_crds
 from tests.e2e.conftest import CRDS, ROOT, binaries, kubectl
 from tests.e2e.gateways import gateway_addresses
@@ -92,7 +92,12 @@ class Scenario:
     def up(self, reachable: tuple[str, ...] = ("east", "west")) -> list[dict[str, Any]]:
         """`pulumi up`, with the Gateway controller's stand-in on the clusters that answer."""
         with gateway_addresses({name: self.fleet.clusters[name] for name in reachable}):
-            return self.project.up()
+            done = self.project.run("up", "--yes", "--skip-preview", "--json", check=False)
+        found = events(done.stdout)
+        errors = [e["diagnosticEvent"]["message"] for e in found
+                  if e.get("diagnosticEvent", {}).get("severity") == "error"]
+        assert done.returncode == 0, f"pulumi up failed: {errors}\n{done.stderr[-3000:]}"
+        return found
 
     def placement_outputs(self) -> dict[str, Any]:
         resources = json.loads(self.project.export())["deployment"]["resources"]
