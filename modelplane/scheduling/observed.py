@@ -155,10 +155,10 @@ def _health(cluster: InferenceCluster, seen: ClusterObservation | None, since: i
         return Health.UP, ""
     what = f"unreachable ({seen.error})" if not seen.reachable else "no node of its pools is Ready"
     grace = cluster.spec.outage_grace_period_seconds
+    # No elapsed time in the words (`downSince` has when): status is written only when it changes.
     if now - since >= grace:
-        return Health.EXPIRED, (f"{what} for {now - since}s, past its grace period of {grace}s: its replicas are "
-                                "re-placed on other clusters")
-    return Health.DOWN, f"{what} for {now - since}s, within its grace period of {grace}s: its replicas stay"
+        return Health.EXPIRED, f"{what}, past its grace period of {grace}s: its replicas are re-placed on other clusters"
+    return Health.DOWN, f"{what}, within its grace period of {grace}s: its replicas stay"
 
 
 def _usable(pool: NodePool, seen: ClusterObservation | None) -> int | None:
