@@ -41,6 +41,7 @@ from modelplane.api.base import (
     label_key_problem,
     require_unique,
 )
+from modelplane.api.status import InferenceClusterStatus
 from modelplane.api.clouds import CapacityBlock, ClusterSpec, Provisioning, check_aks_pool_name
 from modelplane.api.values import check_quantity, check_version
 
@@ -403,6 +404,9 @@ class InferenceCluster(Named, Model):
     kind: Literal["InferenceCluster"] = "InferenceCluster"
     metadata: ClusterMeta
     spec: InferenceClusterSpec
+    status: InferenceClusterStatus | None = None
+    """What the control plane last observed of the cluster; written back in control-cluster mode."""
+
     @property
     def labels(self) -> dict[str, str]:
         return self.metadata.labels

@@ -68,6 +68,19 @@ class ReplicaStatus(Model):
     """Each engine member's pool, in the deployment's engine order."""
 
 
+class ReplicaMoveStatus(Model):
+    """A replica the control plane re-placed because its cluster was down past its grace period."""
+
+    source: Str
+    """The cluster the replica left."""
+    index: bounded(0, 100_000)
+    """Its index there."""
+    target: Str | None = None
+    """The cluster where the deployment gained a replica in the same run; absent when none had room."""
+    reason: Str
+    """Why, for people: how long the cluster had been unreachable or without a Ready node."""
+
+
 class ModelDeploymentStatus(Model):
     """What the last `pulumi up` placed and applied for the deployment."""
 
@@ -86,8 +99,37 @@ class ModelDeploymentStatus(Model):
     """The clusters the replicas run on, comma-separated: the CLUSTERS column."""
     placements: tuple[ReplicaStatus, ...] = ()
     """Every placed replica: cluster, index and the pool of each member."""
+    moves: tuple[ReplicaMoveStatus, ...] | None = None
+    """Replicas moved off a cluster down past its grace period (observed capacity, control-cluster mode), kept
+    while that cluster is still down; absent when there are none."""
     conditions: tuple[Condition, ...] = ()
     """Scheduled (False with the scheduler's reasons when short) and Ready."""
+
+
+class PoolCapacityStatus(Model):
+    """One node pool: the nodes declared, the usable nodes its cluster reports, and what was planned."""
+
+    name: Str
+    """The pool's name."""
+    declared: bounded(0, 100_000)
+    """spec.nodePools[].nodeCount."""
+    observed: bounded(0, 100_000) | None = None
+    """Usable nodes seen (Ready, publishing the class's devices); absent when the cluster was not read."""
+    planned: bounded(0, 100_000)
+    """The nodes the placement planned against: the lower of the two for a fixed-size pool of a cluster that is up."""
+
+
+class InferenceClusterStatus(Model):
+    """What the last `pulumi up` observed of the cluster (control-cluster mode; docs/observed-capacity.md)."""
+
+    health: Str | None = None
+    """Up, Down (within its grace period), Expired (down past it: its replicas are re-placed) or Unobserved."""
+    reason: Str | None = None
+    """Why, for people, when not Up."""
+    down_since: bounded(0, 2**62) | None = None
+    """When a run first saw it down (seconds since the epoch)."""
+    pools: tuple[PoolCapacityStatus, ...] = ()
+    """Declared and observed capacity per pool."""
 
 
 class ModelServiceStatus(Model):

@@ -8,7 +8,10 @@ reports status, `{"uid": ..., "status": {...}}` under `status_key(kind, namespac
   index and member pools, and the conditions Scheduled (False with the scheduler's reasons when
   short) and Ready;
 - a ModelService: its URL on the fleet gateway and Ready;
-- the InferenceGateway: its address.
+- the InferenceGateway: its address;
+- with observed capacity (`capacity`, the placement's report, control-cluster mode): each
+  InferenceCluster's health, why and since when it is down, and its pools' declared, observed and
+  planned nodes; each ModelDeployment's replicas moved off a cluster down past its grace, and why.
 An object the loader refused (`skipped`) reports why in its conditions (reason InvalidSpec); the
 fleet converges without it, so its replicas are removed until it is fixed. Pure and deterministic:
 keys sorted, conditions without timestamps (the writer sets `lastTransitionTime` when it patches).
@@ -26,15 +29,18 @@ from modelplane.api.status import (
     Condition,
     ConditionStatus,
     ConditionType,
+    InferenceClusterStatus,
     MemberPlacementStatus,
     ModelDeploymentStatus,
     ModelServiceStatus,
+    PoolCapacityStatus,
+    ReplicaMoveStatus,
     ReplicaStatus,
 )
 from modelplane.compose import names
 from modelplane.scheduling import Placement
 
-REPORTS_STATUS = ("ModelDeployment", "ModelService", "InferenceGateway")
+REPORTS_STATUS = ("ModelDeployment", "ModelService", "InferenceGateway", "InferenceCluster")
 INVALID = "InvalidSpec"
 MAX_MESSAGE = 32768
 
@@ -52,11 +58,16 @@ def serving_selector(deployment: str) -> str:
 
 def statuses(manifests: Manifests, placement: Placement, observed: Mapping[ObjectKey, Observed],
              skipped: Mapping[ObjectKey, tuple[Problem, ...]], urls: Mapping[str, str],
-             gateway_address: str) -> dict[str, dict[str, Any]]:
+             gateway_address: str, capacity: Mapping[str, Any] | None = None) -> dict[str, dict[str, Any]]:
     found: dict[ObjectKey, dict[str, Any]] = {}
+    moves = capacity.get("moves", ()) if capacity else ()
     for deployment in manifests.workloads.deployments:
         key = ("ModelDeployment", deployment.namespace, deployment.name)
-        found[key] = _dump(deployment_status(deployment, placement, _generation(observed, key)))
+        moved = tuple(m for m in moves if m["deployment"] == deployment.key)
+        found[key] = _dump(deployment_status(deployment, placement, _generation(observed, key), moved))
+    if capacity:
+        for cluster in manifests.fleet.clusters:
+            found[("InferenceCluster", "", cluster.name)] = _dump(cluster_status(cluster.name, capacity))
     gateway = manifests.fleet.gateway
     for service in manifests.workloads.services:
         key = ("ModelService", service.namespace, service.name)
@@ -76,8 +87,20 @@ def statuses(manifests: Manifests, placement: Placement, observed: Mapping[Objec
             for key, status in sorted(found.items())}
 
 
-def deployment_status(deployment: ModelDeployment, placement: Placement, generation: int | None
-                      ) -> ModelDeploymentStatus:
+def cluster_status(cluster: str, capacity: Mapping[str, Any]) -> InferenceClusterStatus:
+    """The cluster's health and its pools' capacity from the placement's report (`scheduling.observed.report`),
+    as it comes through the engine, which drops null values (`observed`, `to`, `downSince`)."""
+    health = next((c for c in capacity.get("clusters", ()) if c["cluster"] == cluster), None)
+    pools = tuple(PoolCapacityStatus(name=p["pool"], declared=p["declared"], observed=p.get("observed"),
+                                     planned=p["planned"]) for p in capacity.get("pools", ()) if p["cluster"] == cluster)
+    if health is None:
+        return InferenceClusterStatus(pools=pools)
+    return InferenceClusterStatus(health=health["health"], reason=health.get("why") or None,
+                                  down_since=health.get("downSince"), pools=pools)
+
+
+def deployment_status(deployment: ModelDeployment, placement: Placement, generation: int | None,
+                      moves: tuple[Mapping[str, Any], ...] = ()) -> ModelDeploymentStatus:
     state = placement.deployments[deployment.key]
     replicas = placement.replicas_of(deployment.key)
     order = [(engine.name, member.role) for engine in deployment.spec.engines for member in engine.members]
@@ -98,6 +121,8 @@ def deployment_status(deployment: ModelDeployment, placement: Placement, generat
         observed_generation=generation, replicas=state.scheduled, desired_replicas=state.desired,
         ready=f"{state.scheduled}/{state.desired}", selector=serving_selector(deployment.name),
         clusters=",".join(sorted({replica.cluster for replica in replicas})) or None, placements=placed,
+        moves=tuple(ReplicaMoveStatus(source=m["from"], index=m["index"], target=m.get("to"), reason=m["why"])
+                    for m in moves) or None,
         conditions=(scheduled, ready))
 
 
@@ -121,5 +146,5 @@ def _generation(observed: Mapping[ObjectKey, Observed], key: ObjectKey) -> int |
     return observed[key].generation if key in observed else None
 
 
-def _dump(status: ModelDeploymentStatus | ModelServiceStatus) -> dict[str, Any]:
+def _dump(status: ModelDeploymentStatus | ModelServiceStatus | InferenceClusterStatus) -> dict[str, Any]:
     return status.model_dump(mode="json", by_alias=True, exclude_none=True)

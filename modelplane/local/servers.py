@@ -23,6 +23,8 @@ Contract:
   webhook server on 127.0.0.1 (a self-signed certificate per cluster) and the API server's webhook
   configurations pointing at that address by URL, as its own install registers them by Service.
   Its pod webhook labels the gang's pods; its pod controller creates each group's workers.
+- `stop_apiserver`/`start_apiserver` take one cluster's API server away and bring it back on the
+  same port with the same data (an unreachable cluster, for the end-to-end suite).
 - Logs stay in the run's directory; `Fleet.logs()` names them.
 """
 
@@ -175,6 +177,23 @@ class Fleet:
 
     def logs(self) -> str:
         return "\n".join(f"{p.name}: {p.log}" for p in self.processes)
+
+    def stop_apiserver(self, name: str) -> None:
+        """Stop one cluster's kube-apiserver: the cluster is unreachable (connection refused) until
+        `start_apiserver`; its etcd data, port, certificates and token are kept."""
+        self._apiserver_process(name).stop()
+
+    def start_apiserver(self, name: str) -> None:
+        """Start a stopped kube-apiserver again, as it was (same flags; a new log file), and wait until ready."""
+        old = self._apiserver_process(name)
+        if old.popen.poll() is None:
+            raise ServerError(f"{old.name} is running")
+        restarts = sum(p.name.startswith(f"{name}-apiserver") for p in self.processes)
+        process = self._spawn(f"{name}-apiserver-{restarts}", [str(arg) for arg in old.popen.args])
+        self._wait(process, self.clusters[name].ready, "ready")
+
+    def _apiserver_process(self, name: str) -> Process:
+        return [p for p in self.processes if p.name.startswith(f"{name}-apiserver")][-1]
 
     def _spawn(self, name: str, argv: list[str]) -> Process:
         log = self.directory / f"{name}.log"

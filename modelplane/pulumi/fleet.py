@@ -37,19 +37,21 @@ from pulumi import ResourceOptions
 
 from modelplane.api import CONTROL_CLUSTER, Manifests, Workloads
 from modelplane.api import InferenceGateway as GatewayManifest
-from modelplane.compose import Settings, class_drivers, cluster_stack, render, secret_placeholder, storage_class
+from modelplane.compose import Settings, class_drivers, cluster_stack, secret_placeholder, storage_class
 from modelplane.compose.gateways import control_stack
+from modelplane.compose.stranded import with_stranded
 from modelplane.invariants import InvariantError, present
 from modelplane.pulumi import roles
 from modelplane.pulumi.clusters import InferenceCluster, InferenceClusterArgs, ProviderSettings
 from modelplane.pulumi.clusters.contract import RWX_STORAGE_CLASS
 from modelplane.pulumi.gateway import InferenceGateway
 from modelplane.pulumi.names import aliased, legacy_name, provider_identifier, provider_name, scope, serving_name
-from modelplane.pulumi.placement import FleetPlacement, known_placement
+from modelplane.pulumi.placement import FleetPlacement, from_wire, known_placement
 from modelplane.pulumi.serving import ServingStack
 from modelplane.pulumi.workloads import Target, register_placed
 from modelplane.report.text import replica_text
 from modelplane.scheduling import Placement
+from modelplane.scheduling.placement import Replica
 from modelplane.scheduling.cost import placement_cost
 from modelplane.scheduling.diff import pool_use
 
@@ -199,10 +201,11 @@ class Modelplane(pulumi.ComponentResource):
         urls = self.gateway.urls if self.gateway else pulumi.Output.from_input({})
         address = self.gateway.address if self.gateway else pulumi.Output.from_input("")
 
-        def converge(placement: Placement) -> dict[str, Any]:
+        def converge(placement: Placement, kept: tuple[Replica, ...]) -> dict[str, Any]:
             handed = None if split is None else roles.fleet_handoff(placement, manifests, split)
             routed = placement if handed is None else handed.placement(placement)
-            rendered = render(manifests, routed, settings, secrets=list(args.get("secrets", {})))
+            rendered = with_stranded(manifests, routed, kept if handed is None else (), settings,
+                                     secrets=list(args.get("secrets", {})))
             expected = rendered.addons if split is None else {c: a for c, a in rendered.addons.items() if c in stacks}
             if {cluster: stack.addons for cluster, stack in stacks.items()} != expected:
                 raise InvariantError("compose's serving stack no longer matches `cluster_stack(cluster, settings, "
@@ -223,12 +226,16 @@ class Modelplane(pulumi.ComponentResource):
             if control is not None:
                 from modelplane.pulumi.status import write_back
 
-                write_back(f"{name}-status", control, manifests, placement, urls, address, list(created.values()), self)
+                write_back(f"{name}-status", control, manifests, placement, urls, address, list(created.values()), self,
+                           self.placement.capacity if args.get("observed") else None)
             shared = None if handed is None else roles.workload_stacks(
                 manifests, handed, settings, skip_await, installed_on, list(args.get("secrets", {})))
             return {"summary": summary(placement, manifests.workloads), "workloadStacks": shared}
 
-        converged = known_placement(self.placement.placement).apply(converge)
+        # Observed capacity: stranded replicas keep their objects on their unreachable cluster (compose/stranded.py).
+        stranded = self.placement.stranded if args.get("observed") else pulumi.Output.from_input(None)
+        converged = pulumi.Output.all(known_placement(self.placement.placement), stranded).apply(
+            lambda both: converge(both[0], Placement.from_json(from_wire(both[1])).replicas if both[1] else ()))
         self.workload_stacks, self.workload_secrets = None, None
         if split is None:
             self.gateway_addresses = pulumi.Output.all(

@@ -70,7 +70,7 @@ from modelplane.api.served import object_key
 from modelplane.pulumi.collector import collector_paused
 from modelplane.scheduling import DeploymentStatus, Placement, StateError, place
 from modelplane.scheduling.diff import outline
-from modelplane.scheduling.observed import moves, observations_from_json, observe, report
+from modelplane.scheduling.observed import moves, observations_from_json, observe, report, stranded
 from modelplane.scheduling.placement import PLANNER_VERSION
 from modelplane.scheduling.verify import verify
 
@@ -81,9 +81,10 @@ INPUTS = ("objects", "strict", "observed")
 `deployments`, `manifests` and `corrections`."""
 SHOWN = ("deployments", "manifests", "corrections")
 """Added by check() for `pulumi preview --diff` to show (see the module docstring)."""
-OBSERVED = ("outages", "capacity")
+OBSERVED = ("outages", "capacity", "stranded")
 """Added by check() when clusters are observed: the outage clock, kept in state so it survives runs,
-and the capacity report (`scheduling.observed.report`)."""
+the capacity report (`scheduling.observed.report`) and the stranded replicas (`scheduling.observed.stranded`,
+as a placement document holding only them), whose objects stay registered on their unreachable cluster."""
 STATE = (*INPUTS, "placement", *OBSERVED, *SHOWN)
 OUTPUTS = tuple(key for key in STATE if key != "objects")
 """What create/update return (see the module docstring) and what `diff` compares, old outputs to checked inputs."""
@@ -149,7 +150,12 @@ class PlacementProvider(ResourceProvider):
                     "fix it with `pulumi stack export`/`import` rather than losing every pin"))])
         corrections: list[str] = []
         # While a cluster is down, time alone can move replicas: plan every run, never the unchanged path.
-        settled = not clock and all(seen.reachable for seen in observations.values())
+        try:
+            kept = Placement.from_json(from_wire(olds["stranded"])).replicas if olds.get("stranded") else ()
+        except StateError as error:
+            return CheckResult(inputs, [CheckFailure("stranded", f"the stranded replicas in the stack's state cannot "
+                                                                 f"be read ({error})")])
+        settled = not clock and not kept and all(seen.reachable for seen in observations.values())
         if previous is not None and settled and _same_inputs(olds, inputs):
             if previous.planner != PLANNER_VERSION:
                 corrections.append(f"the placement was written by planner version {previous.planner or 'unknown'}, "
@@ -166,7 +172,9 @@ class PlacementProvider(ResourceProvider):
                                _strict(inputs, placement.deployments))
         seen = observe(manifests.fleet, observations, clock, int(time.time()))  # the provider's clock, never the core's
         placement = place(seen.fleet, manifests.workloads, previous).model_copy(update={"planner": PLANNER_VERSION})
-        observed = {"outages": dict(seen.outages), "capacity": report(seen, moves(previous, placement, seen))}
+        carried = (from_wire(olds.get("capacity")) or {}).get("moves") or []
+        observed = {"outages": dict(seen.outages), "capacity": report(seen, moves(previous, placement, seen), carried),
+                    "stranded": Placement(replicas=stranded(kept, previous, placement, observations)).to_json()}
         return CheckResult({**inputs, "placement": placement.to_json(), **observed,
                             **_shown(objects, placement, corrections)},
                            _strict(inputs, placement.deployments))
@@ -269,6 +277,10 @@ class FleetPlacement(Resource, module="modelplane", name="Placement"):
     """The placement outlined per deployment (`modelplane.scheduling.diff.outline`), for `--diff`."""
     manifests: pulumi.Output[dict[str, str]]
     """`Kind namespace/name` -> a digest of the object (`digests`), for `--diff`."""
+    capacity: pulumi.Output[dict[str, Any]]
+    """With `observed` only: `scheduling.observed.report`, what the status writer shows."""
+    stranded: pulumi.Output[dict[str, Any]]
+    """With `observed` only: a placement document of the stranded replicas (`scheduling.observed.stranded`)."""
     corrections: pulumi.Output[list[str]]
     """What was wrong with the previous placement although the inputs had not changed (a state edited by
     hand, or written by another planner version), each a replica or deployment and why; empty when it held."""
@@ -277,7 +289,7 @@ class FleetPlacement(Resource, module="modelplane", name="Placement"):
         props = {"objects": dump_objects(args["manifests"]), "strict": args["strict"],
                  "placement": None, "deployments": None, "manifests": None, "corrections": None}
         if args.get("observed"):
-            props.update(observed=args["observed"], outages=None, capacity=None)
+            props.update(observed=args["observed"], outages=None, capacity=None, stranded=None)
         hidden = pulumi.ResourceOptions(hide_diffs=list(HIDDEN))
         super().__init__(PlacementProvider(), name, props, pulumi.ResourceOptions.merge(opts, hidden))
 

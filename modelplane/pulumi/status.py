@@ -166,10 +166,13 @@ class FleetStatus(Resource, module="modelplane", name="Status"):
 
 def write_back(name: str, control: ControlCluster, manifests: Manifests, placement: Placement,
                urls: pulumi.Output[dict[str, str]], gateway_address: pulumi.Output[str],
-               after: Sequence[pulumi.Resource], parent: pulumi.Resource) -> FleetStatus:
-    """The fleet's `FleetStatus`, registered after `after` (the workloads whose state it reports)."""
+               after: Sequence[pulumi.Resource], parent: pulumi.Resource,
+               capacity: pulumi.Output[dict[str, Any]] | None = None) -> FleetStatus:
+    """The fleet's `FleetStatus`, registered after `after` (the workloads whose state it reports);
+    `capacity`: the placement's observed-capacity report, when clusters are observed."""
     served = control.served
-    objects = pulumi.Output.all(urls, gateway_address).apply(
-        lambda resolved: statuses(manifests, placement, served.observed, served.skipped, resolved[0], resolved[1]))
+    objects = pulumi.Output.all(urls, gateway_address, capacity).apply(
+        lambda resolved: statuses(manifests, placement, served.observed, served.skipped, resolved[0], resolved[1],
+                                  from_wire(resolved[2])))
     return FleetStatus(name, {"kubeconfig": control.kubeconfig or "", "objects": objects},
                        pulumi.ResourceOptions(parent=parent, depends_on=list(after)))

@@ -24,6 +24,9 @@ Rules, each one of the issue's:
 - A cluster with no observation (its kubeconfig is not known when the program plans: a cluster
   the same run provisions), or reachable with no node carrying the pool label at all (nodes
   labelled otherwise), is planned as declared.
+- Replicas re-placed off a cluster that cannot be reached are *stranded* (`stranded`): kept in the
+  placement's state, their objects still registered unchanged on that cluster (deleting them there
+  would fail every run), until the cluster answers; the run after that deletes them.
 The taints are modelplane's own (`OUTAGE_TAINT`), added to a copy of the fleet: the user's objects
 are never changed. A deployment that tolerates every taint (operator Exists, no key) tolerates these
 too, as in Kubernetes.
@@ -31,7 +34,7 @@ too, as in Kubernetes.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 from enum import StrEnum
@@ -40,7 +43,7 @@ from modelplane.api import Fleet, InferenceCluster, Taint
 from modelplane.api.base import TaintEffect
 from modelplane.api.fleet import NodePool
 from modelplane.api.labels import POOL
-from modelplane.scheduling.placement import Placement
+from modelplane.scheduling.placement import Placement, Replica
 
 OUTAGE_TAINT = "modelplane.ai/outage"
 
@@ -152,10 +155,10 @@ def _health(cluster: InferenceCluster, seen: ClusterObservation | None, since: i
         return Health.UP, ""
     what = f"unreachable ({seen.error})" if not seen.reachable else "no node of its pools is Ready"
     grace = cluster.spec.outage_grace_period_seconds
+    # No elapsed time in the words (`downSince` has when): status is written only when it changes.
     if now - since >= grace:
-        return Health.EXPIRED, (f"{what} for {now - since}s, past its grace period of {grace}s: its replicas are "
-                                "re-placed on other clusters")
-    return Health.DOWN, f"{what} for {now - since}s, within its grace period of {grace}s: its replicas stay"
+        return Health.EXPIRED, f"{what}, past its grace period of {grace}s: its replicas are re-placed on other clusters"
+    return Health.DOWN, f"{what}, within its grace period of {grace}s: its replicas stay"
 
 
 def _usable(pool: NodePool, seen: ClusterObservation | None) -> int | None:
@@ -231,11 +234,31 @@ def observations_from_json(data: Mapping[str, Any]) -> dict[str, ClusterObservat
     return out
 
 
-def report(observed: Observed, moved: tuple[Move, ...]) -> dict[str, Any]:
-    """Declared and observed capacity per pool, each cluster's health, and why replicas moved, as plain data."""
+def report(observed: Observed, moved: tuple[Move, ...], carried: Sequence[Mapping[str, Any]] = ()) -> dict[str, Any]:
+    """Declared and observed capacity per pool, each cluster's health, and why replicas moved, as plain data.
+    `carried`: the previous report's moves; one is kept while the cluster it left is still not Up (so status
+    keeps saying why a replica is elsewhere for as long as the reason lasts), after this run's moves."""
+    up = {h.cluster for h in observed.clusters if h.health in (Health.UP, Health.UNOBSERVED)}
+    new = [{"deployment": m.deployment, "index": m.index, "from": m.source, "to": m.target, "why": m.why}
+           for m in moved]
+    slots = {(m["deployment"], m["from"], m["index"]) for m in new}
+    kept = [dict(m) for m in carried if m.get("from") not in up and (m.get("deployment"), m.get("from"),
+                                                                         m.get("index")) not in slots]
     return {"pools": [{"cluster": p.cluster, "pool": p.pool, "declared": p.declared, "observed": p.observed,
                        "planned": p.planned} for p in observed.pools],
             "clusters": [{"cluster": h.cluster, "health": str(h.health), "why": h.why, "downSince": h.down_since}
                          for h in observed.clusters],
-            "moves": [{"deployment": m.deployment, "index": m.index, "from": m.source, "to": m.target, "why": m.why}
-                      for m in moved]}
+            "moves": new + kept}
+
+
+def stranded(kept: Sequence[Replica], previous: Placement | None, placement: Placement,
+             observations: Mapping[str, ClusterObservation]) -> tuple[Replica, ...]:
+    """The replicas no longer placed whose cluster cannot be reached now: those kept from the last run
+    (`kept`) and those the previous placement had. Their objects stay registered as they were, so the
+    run asks nothing of a cluster that cannot answer (a delete there would fail it); once the cluster is
+    reachable again they are dropped, and their objects are deleted like any replica's. Sorted by slot."""
+    unreachable = {name for name, seen in observations.items() if not seen.reachable}
+    live = {replica.slot for replica in placement.replicas}
+    found = {replica.slot: replica for replica in (*kept, *(previous.replicas if previous else ()))
+             if replica.cluster in unreachable and replica.slot not in live}
+    return tuple(found[slot] for slot in sorted(found))

@@ -65,7 +65,7 @@ def test_model_deployment_serves_scale_and_status_for_kubectl_and_keda() -> None
 
 
 @pytest.mark.parametrize("kind,status", [("InferenceGateway", True), ("ModelService", True), ("InferenceClass", False),
-                                         ("InferenceCluster", False), ("ModelCache", False), ("ModelEndpoint", False)])
+                                         ("InferenceCluster", True), ("ModelCache", False), ("ModelEndpoint", False)])
 def test_the_kinds_the_control_plane_writes_status_to_serve_the_status_subresource(kind: str, status: bool) -> None:
     assert crd(kind)["spec"]["versions"][0].get("subresources") == ({"status": {}} if status else None)
 

@@ -75,6 +75,7 @@ def test_up_writes_every_status_once_then_only_what_changed(cluster: RecordedClu
     engine = Engine()
     first = run_program(engine, cluster_config())
     assert sorted(written(cluster)) == [
+        "inferenceclusters/gke-us-central/status", "inferenceclusters/onprem-us-east/status",  # observed capacity
         "inferencegateways/default/status", "namespaces/ml-team/modeldeployments/coder/status",
         "namespaces/ml-team/modeldeployments/qwen3-8b/status", "namespaces/ml-team/modeldeployments/typo/status",
         "namespaces/ml-team/modelservices/qwen3/status"]

@@ -86,7 +86,7 @@ def test_unreachable_past_the_grace_moves_the_replica_and_says_why() -> None:
     assert slots(after) == [("b", 0)]
     [move] = moves(before, after, seen)
     assert (move.deployment, move.source, move.index, move.target) == ("ml/m", "a", 0, "b")
-    assert move.why == ("cluster a is unreachable (connection refused) for 600s, past its grace period of 600s: its "
+    assert move.why == ("cluster a is unreachable (connection refused), past its grace period of 600s: its "
                         "replicas are re-placed on other clusters")
 
 

@@ -88,8 +88,9 @@ SERVED_KINDS = (
                "A GPU cluster of the fleet: provisioned on GKE, EKS, AKS, Nebius or Vultr, or an existing one "
                "reached by kubeconfig, with node pools that each name an InferenceClass. Its labels are what "
                "deployments select on. Cluster-scoped; published by the platform team.",
-               (Column("Source", ".spec.cluster.source", "Where the cluster runs."), AGE),
-               name_rules=(DNS_LABEL_NAME, CLUSTER_NAME)),
+               (Column("Source", ".spec.cluster.source", "Where the cluster runs."),
+                Column("Health", ".status.health", "Up, Down, Expired or Unobserved, as the last run saw it."), AGE),
+               status=True, name_rules=(DNS_LABEL_NAME, CLUSTER_NAME)),
     ServedKind(InferenceGateway, "inferencegateways", ("ig",),
                "The fleet's one OpenAI-compatible front door: the cluster that hosts it and the proxy that runs "
                "it. Cluster-scoped; one per fleet.",
