@@ -61,6 +61,8 @@ class Served:
     held: dict[ObjectKey, tuple[ObjectKey, ...]] = field(default_factory=dict)
     """The objects planned with their last accepted version -> the refused objects holding them (an
     object refused itself is held by itself)."""
+    dependents: dict[ObjectKey, tuple[ObjectKey, ...]] = field(default_factory=dict)
+    """The objects held or skipped because they refer to refused ones (not refused themselves) -> those."""
     accepted: tuple[dict[str, Any], ...] = ()
     """The manifest form of every object planned with: what `accepted.record` keeps for the next run."""
 
@@ -129,8 +131,23 @@ def load_served(items: Iterable[Mapping[str, Any]], source: str, *, strict: bool
                  for problem in skipped[key]]
     warnings += [_skipped(key, source) for key in sorted(skipped)]
     warnings += [_held(key, by, source) for key, by in held.items()]
-    return Served(replace(manifests, warnings=tuple(sorted(warnings))), observed, skipped, refused, held,
+    dependents = {key: tuple(sorted(by - {key})) for key, by in sorted(holders.items()) if key not in refused}
+    return Served(replace(manifests, warnings=tuple(sorted(warnings))), observed, skipped, refused, held, dependents,
                   tuple(chosen[key] for key in sorted(chosen)))
+
+
+def refusals(served: Served) -> dict[str, dict[str, Any]]:
+    """What the run did about each refused object (`KIND NAMESPACE/NAME`): the loader's problems, what it
+    planned with, and which objects referring to it were held or skipped (the stack output `refused`)."""
+    found: dict[str, dict[str, Any]] = {}
+    for key, problems in sorted(served.refused.items()):
+        waiting = sorted(other for other, by in served.dependents.items() if key in by)
+        found[_subject(key)] = {
+            "problems": [f"{problem.path}: {problem.message}" if problem.path else problem.message for problem in problems],
+            "plannedWith": "its last accepted version" if key in served.held else "nothing: never accepted, skipped",
+            "held": [_subject(other) for other in waiting if other in served.held],
+            "skipped": [_subject(other) for other in waiting if other in served.skipped]}
+    return found
 
 
 def references(form: Mapping[str, Any]) -> dict[ObjectKey, str]:

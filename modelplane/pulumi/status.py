@@ -170,6 +170,7 @@ def write_back(name: str, control: ControlCluster, manifests: Manifests, placeme
     """The fleet's `FleetStatus`, registered after `after` (the workloads whose state it reports)."""
     served = control.served
     objects = pulumi.Output.all(urls, gateway_address).apply(
-        lambda resolved: statuses(manifests, placement, served.observed, served.skipped, resolved[0], resolved[1]))
+        lambda resolved: statuses(manifests, placement, served.observed, served.skipped, resolved[0], resolved[1],
+                                  served.refused, served.held))
     return FleetStatus(name, {"kubeconfig": control.kubeconfig or "", "objects": objects},
                        pulumi.ResourceOptions(parent=parent, depends_on=list(after)))
