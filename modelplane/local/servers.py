@@ -171,6 +171,20 @@ class Fleet:
     def logs(self) -> str:
         return "\n".join(f"{p.name}: {p.log}" for p in self.processes)
 
+    def pause(self, name: str) -> None:
+        """Stop cluster `name`'s API server (an outage); its etcd data and controllers stay."""
+        self._apiserver_of(name).stop()
+
+    def resume(self, name: str) -> None:
+        """Start cluster `name`'s API server again, as it was (same port, certificates and etcd prefix)."""
+        stopped = self._apiserver_of(name)
+        self.processes.remove(stopped)
+        process = self._spawn(stopped.name, list(stopped.popen.args))
+        self._wait(process, self.clusters[name].ready, "ready")
+
+    def _apiserver_of(self, name: str) -> Process:
+        return next(p for p in self.processes if p.name == f"{name}-apiserver")
+
     def _spawn(self, name: str, argv: list[str]) -> Process:
         log = self.directory / f"{name}.log"
         with log.open("wb") as out:
@@ -289,4 +303,4 @@ def apply_crds(cluster: Cluster, files: Sequence[Path], field_manager: str = "mo
 
 def _established(crd: dict[str, Any]) -> bool:
     return any(c.get("type") == "Established" and c.get("status") == "True"
-               for c in crd.get("status", {}).get("conditions", []))
+               for c in (crd.get("status") or {}).get("conditions") or ())  # null until the server sets them
