@@ -12,10 +12,11 @@ demand in nodes is --load of its capacity. Then it measures, in one process:
   place          place() with no previous placement
   re-place       place() with the full previous placement (every replica retained; must move nothing)
 and prints wall time (best and median of --repeat) with the CPU time of the best run, the CEL work,
-and the process's peak RSS. With --cli it also times whole `modelplane plan DIR --format json`
-processes (interpreter start to exit), cold and with --state, wall and CPU (best of --repeat), and
-the Pulumi Placement provider's check() on inputs that did not change (every preview of an
-unchanged stack), with the previous placement as olds. The processes run as an installed
+the process's peak RSS, and the Pulumi Placement provider's check() with no previous placement (it
+plans) and on inputs that did not change (every preview of an unchanged stack: it verifies the
+previous placement, `scheduling.verify`). With --cli it also times whole `modelplane plan DIR
+--format json` processes (interpreter start to exit), cold and with --state, wall and CPU (best of
+--repeat). The processes run as an installed
 `modelplane` does: with Python's bytecode cache (pip compiles an installed package; a source
 checkout writes its cache on the first run). An environment that sets PYTHONDONTWRITEBYTECODE=1
 (this sandbox does) never writes it and compiles modelplane's modules in every process: the
@@ -372,8 +373,9 @@ def compile_cost() -> str:
             "where no cache is written, e.g. PYTHONDONTWRITEBYTECODE=1)")
 
 
-def unchanged_check(manifests: Any, repeat: int) -> str:
-    """The Placement provider's check() when its inputs and the previous placement did not change."""
+def provider_checks(manifests: Any, repeat: int) -> tuple[str, str]:
+    """The Placement provider's check() with no previous placement (it plans), and when its inputs and
+    the previous placement did not change (it loads and verifies the placement: `scheduling.verify`)."""
     from modelplane.api import dump_objects
     from modelplane.pulumi.placement import PlacementProvider
 
@@ -382,9 +384,10 @@ def unchanged_check(manifests: Any, repeat: int) -> str:
 
     provider = PlacementProvider()
     news = wire({"objects": dump_objects(manifests), "strict": False})
-    olds = wire(provider.check({}, news).inputs)
-    _, times = timed(repeat, lambda _: provider.check(olds, news))
-    return times
+    checked, planning = timed(repeat, lambda _: provider.check({}, news))
+    olds = wire(checked.inputs)
+    _, unchanged = timed(repeat, lambda _: provider.check(olds, news))
+    return planning, unchanged
 
 
 def main() -> None:
@@ -426,7 +429,9 @@ def main() -> None:
         print(f"CLI cold:     {cold_cli}   (modelplane plan --format json, a whole process)")
         print(f"CLI --state:  {warm_cli}")
         print(f"bytecode:     {compile_cost()}")
-        print(f"check():      {unchanged_check(manifests, args.repeat)}   (Pulumi provider, inputs unchanged)")
+    planning, unchanged = provider_checks(manifests, args.repeat)
+    print(f"check() new:  {planning}   (Pulumi provider, no previous placement: loads and plans)")
+    print(f"check() same: {unchanged}   (Pulumi provider, inputs unchanged: loads and verifies)")
 
 
 if __name__ == "__main__":

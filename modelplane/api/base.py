@@ -126,13 +126,19 @@ def check_annotations(annotations: dict[str, str]) -> dict[str, str]:
     return annotations
 
 
-def checked_string(max_length: int, pattern: str) -> WithJsonSchema:
+def checked_string(max_length: int | None, pattern: str) -> WithJsonSchema:
     """The JSON schema (what the generated CRDs carry) of a string that a validator checks: pydantic cannot
-    see inside validators. The validator stays the authority; this only lets an API server refuse early."""
-    return WithJsonSchema({"type": "string", "maxLength": max_length, "pattern": pattern})
+    see inside validators. The validator stays the authority; this only lets an API server refuse early,
+    so a pattern may admit what the validator refuses, never the reverse (`None`: no length bound)."""
+    bound = {"maxLength": max_length} if max_length is not None else {}
+    return WithJsonSchema({"type": "string", **bound, "pattern": pattern})
 
 
 DNS_LABEL_PATTERN = _DNS_LABEL.pattern
+LABEL_KEY_PATTERN = rf"^({_DNS_SUBDOMAIN.pattern[1:-1]}/)?[A-Za-z0-9]([-A-Za-z0-9_.]{{0,61}}[A-Za-z0-9])?$"
+"""A label key's syntax (`label_key_problem`), as the CRDs check it: the prefix's 253-character bound is
+left to the loader."""
+LABEL_KEY_MAX = 253 + 1 + 63
 DNSLabel = Annotated[str, Strict(), AfterValidator(check_dns_label), checked_string(63, DNS_LABEL_PATTERN)]
 DNS1035Label = Annotated[str, Strict(), AfterValidator(check_dns1035_label),
                          checked_string(63, r"^[a-z]([-a-z0-9]*[a-z0-9])?$")]

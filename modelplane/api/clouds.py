@@ -31,6 +31,7 @@ from modelplane.api.base import (
     Provider,
     Str,
     bounded,
+    checked_string,
 )
 
 _VKE_VERSION = re.compile(r"^v1\.\d+\.\d+\+\d+$")
@@ -52,7 +53,7 @@ def check_aks_pool_name(name: str) -> str:
 
 
 KubernetesVersion = Annotated[Str, Field(pattern=r"^1\.\d{2}$")]
-VkeVersion = Annotated[Str, AfterValidator(check_vke_version)]
+VkeVersion = Annotated[Str, AfterValidator(check_vke_version), checked_string(None, _VKE_VERSION.pattern)]
 PulumiConfigKey = Annotated[Str, Field(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9_.:-]+$")]
 Region = Annotated[Str, Field(min_length=1, max_length=32)]
 ShortName = Annotated[Str, Field(min_length=1, max_length=63)]

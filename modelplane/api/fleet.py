@@ -22,6 +22,8 @@ from pydantic import AfterValidator, BeforeValidator, Field, field_validator, mo
 from modelplane.api.base import (
     API_VERSION,
     DNS_LABEL_PATTERN,
+    LABEL_KEY_MAX,
+    LABEL_KEY_PATTERN,
     Bool,
     Claim,
     ClusterSource,
@@ -43,7 +45,7 @@ from modelplane.api.base import (
 )
 from modelplane.api.status import InferenceClusterStatus
 from modelplane.api.clouds import CapacityBlock, ClusterSpec, Provisioning, check_aks_pool_name
-from modelplane.api.values import check_quantity, check_version
+from modelplane.api.values import QUANTITY_PATTERN, SEMVER_PATTERN, check_quantity, check_version
 
 _C_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -68,7 +70,7 @@ class Attribute(Model):
 
     string: Annotated[str, Field(max_length=253)] | None = Field(default=None, strict=True)
     """A string value (at most 253 characters)."""
-    version: Annotated[Str, AfterValidator(check_version)] | None = None
+    version: Annotated[Str, AfterValidator(check_version), checked_string(None, SEMVER_PATTERN)] | None = None
     """A semantic version (e.g. 9.0.0); selectors compare it with semver()."""
     bool_: Bool | None = Field(default=None, alias="bool")
     """A boolean value."""
@@ -90,7 +92,7 @@ class Attribute(Model):
 
 
 class Capacity(Model):
-    value: Annotated[Str, AfterValidator(check_quantity)]
+    value: Annotated[Str, AfterValidator(check_quantity), checked_string(None, QUANTITY_PATTERN)]
     """A Kubernetes quantity (e.g. 81559Mi, 80Gi); selectors compare it with quantity()."""
 
 
@@ -191,7 +193,7 @@ def check_taint_key(key: str) -> str:
 
 
 class Taint(Model):
-    key: Annotated[Str, AfterValidator(check_taint_key)]
+    key: Annotated[Str, AfterValidator(check_taint_key), checked_string(LABEL_KEY_MAX, LABEL_KEY_PATTERN)]
     """The taint key (a label key)."""
     value: Annotated[Str, Field(max_length=63)] | None = None
     """The taint value; optional."""

@@ -49,8 +49,9 @@ from modelplane.api.base import (
     ObjectMeta,
     Str,
     bounded,
+    checked_string,
 )
-from modelplane.api.values import check_version
+from modelplane.api.values import SEMVER_PATTERN, check_version
 
 UPSTREAM_NAME = "default"
 """The name the Crossplane-based Modelplane requires of its one InferenceGateway."""
@@ -90,7 +91,7 @@ class MetalLB(Model):
 
 
 class Traefik(Model):
-    version: Annotated[Str, AfterValidator(check_version)] | None = None
+    version: Annotated[Str, AfterValidator(check_version), checked_string(None, SEMVER_PATTERN)] | None = None
     """The `traefik` Helm chart version; default: the pinned `compose.Settings.traefik_version`."""
     load_balancer: LoadBalancer | None = None
     """`MetalLB` for clusters without a cloud load balancer (kind, bare metal); omit on a cloud."""

@@ -34,14 +34,15 @@ from modelplane.api.base import (
     Phase,
     Role,
     SecretKeyRef,
-    ServingObjectMeta,
     ServingMode,
+    ServingObjectMeta,
     Str,
     TaintEffect,
     TolerationOperator,
     UserLabels,
     UserObjectMeta,
     bounded,
+    checked_string,
     require_unique,
 )
 from modelplane.api.endpoints import endpoint_host_problem
@@ -134,7 +135,7 @@ class EnvVarSource(Model):
 
 
 class EnvVar(Model):
-    name: Annotated[Str, AfterValidator(check_env_name)]
+    name: Annotated[Str, AfterValidator(check_env_name), checked_string(None, _ENV_NAME.pattern)]
     """The environment variable's name."""
     value: Str | None = None
     """A literal value; not with valueFrom."""
@@ -151,7 +152,7 @@ class EnvVar(Model):
 _DOMAIN_PART = r"(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])"
 _PATH_PART = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
 _IMAGE = re.compile(rf"(?:{_DOMAIN_PART}(?:\.{_DOMAIN_PART})*(?::[0-9]+)?/)?{_PATH_PART}(?:/{_PATH_PART})*"
-                    r"(?::[\w][\w.-]{0,127})?(?:@[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,})?")
+                    r"(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(?:@[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,})?")
 """An image reference as container runtimes read it (the grammar of distribution/reference)."""
 
 
@@ -203,7 +204,8 @@ class EngineSecurityContext(Model):
 class Container(Model):
     name: Str
     """Container name. The container named "engine" is the inference engine."""
-    image: Annotated[Str, Field(min_length=1, max_length=1024), AfterValidator(check_image)]
+    image: Annotated[Str, Field(min_length=1, max_length=1024), AfterValidator(check_image),
+                     checked_string(1024, f"^{_IMAGE.pattern}$")]
     """Container image."""
     command: tuple[Str, ...] = ()
     """The entrypoint, verbatim; empty runs the image's."""
@@ -428,7 +430,7 @@ def check_hf_repo(repo: str) -> str:
 
 
 class HuggingFace(Model):
-    repo: Annotated[Str, AfterValidator(check_hf_repo)]
+    repo: Annotated[Str, AfterValidator(check_hf_repo), checked_string(200, _HF_REPO.pattern)]
     """The Hugging Face repository id, owner/name (e.g. Qwen/Qwen3-8B)."""
     revision: Annotated[Str, Field(min_length=1, max_length=255)] = "main"
     """The branch, tag or commit to download. Defaults to main."""
@@ -501,10 +503,10 @@ def check_path(path: str) -> str:
 
 
 class ModelEndpointSpec(Model):
-    url: Annotated[Str, AfterValidator(check_url)]
+    url: Annotated[Str, AfterValidator(check_url), checked_string(None, _URL.pattern)]
     """The endpoint's base URL (http:// or https://); never loopback, link-local, a cloud metadata service or a
     name of the cluster's own service domain (`api.endpoints`)."""
-    rewrite_path: Annotated[Str, AfterValidator(check_path)] | None = None
+    rewrite_path: Annotated[Str, AfterValidator(check_path), checked_string(None, r"^/[^\s]*$")] | None = None
     """The path the service prefix is rewritten to before requests reach the endpoint (its API root)."""
     allow_private_network: Bool = False
     """Allow a private address or DNS name (10.0.0.0/8, 172.16.0.0/12, 192.168.0.0/16, 100.64.0.0/10, fc00::/7,

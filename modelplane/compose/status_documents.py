@@ -12,8 +12,11 @@ reports status, `{"uid": ..., "status": {...}}` under `status_key(kind, namespac
 - with observed capacity (`capacity`, the placement's report, control-cluster mode): each
   InferenceCluster's health, why and since when it is down, and its pools' declared, observed and
   planned nodes; each ModelDeployment's replicas moved off a cluster down past its grace, and why.
-An object the loader refused (`skipped`) reports why in its conditions (reason InvalidSpec); the
-fleet converges without it, so its replicas are removed until it is fixed. Pure and deterministic:
+An object the loader refused reports why in its Ready condition (False, reason InvalidSpec, the
+loader's messages with their field paths). When it was accepted before (`held`) it is planned with
+that version, so the rest of its status (replicas, placements) is what that version runs; one never
+accepted (`skipped`) runs nothing and reports only the conditions. An object held or skipped because
+it refers to a refused one reports Ready False, reason DependencyRefused, naming that object. Pure and deterministic:
 keys sorted, conditions without timestamps (the writer sets `lastTransitionTime` when it patches).
 """
 
@@ -42,6 +45,7 @@ from modelplane.scheduling import Placement
 
 REPORTS_STATUS = ("ModelDeployment", "ModelService", "InferenceGateway", "InferenceCluster")
 INVALID = "InvalidSpec"
+WAITING = "DependencyRefused"
 MAX_MESSAGE = 32768
 
 
@@ -58,7 +62,12 @@ def serving_selector(deployment: str) -> str:
 
 def statuses(manifests: Manifests, placement: Placement, observed: Mapping[ObjectKey, Observed],
              skipped: Mapping[ObjectKey, tuple[Problem, ...]], urls: Mapping[str, str],
-             gateway_address: str, capacity: Mapping[str, Any] | None = None) -> dict[str, dict[str, Any]]:
+             gateway_address: str, capacity: Mapping[str, Any] | None = None,
+             refused: Mapping[ObjectKey, tuple[Problem, ...]] | None = None,
+             held: Mapping[ObjectKey, tuple[ObjectKey, ...]] | None = None) -> dict[str, dict[str, Any]]:
+    """`refused`, `held`: as `api.served.Served` has them (none by default: from files)."""
+    waiting = {key for key in skipped if refused is not None and key not in refused}
+    refused, held = refused or {}, held or {}
     found: dict[ObjectKey, dict[str, Any]] = {}
     moves = capacity.get("moves", ()) if capacity else ()
     for deployment in manifests.workloads.deployments:
@@ -82,7 +91,12 @@ def statuses(manifests: Manifests, placement: Placement, observed: Mapping[Objec
         found[("InferenceGateway", "", gateway.name)] = {"address": gateway_address}
     for key, problems in skipped.items():
         if key[0] in REPORTS_STATUS[:2]:
-            found[key] = _dump(invalid_status(key[0], problems, _generation(observed, key)))
+            found[key] = _dump(invalid_status(key[0], problems, _generation(observed, key), key in waiting))
+    for key, by in held.items():
+        if key in found and "conditions" in found[key]:
+            ready = _held_condition(key, by, refused.get(key, ()), _generation(observed, key))
+            found[key]["conditions"] = [c for c in found[key]["conditions"] if c["type"] != ConditionType.READY] + [
+                ready.model_dump(mode="json", by_alias=True, exclude_none=True)]
     return {status_key(*key): {"uid": observed[key].uid if key in observed else "", "status": status}
             for key, status in sorted(found.items())}
 
@@ -126,15 +140,29 @@ def deployment_status(deployment: ModelDeployment, placement: Placement, generat
         conditions=(scheduled, ready))
 
 
-def invalid_status(kind: str, problems: tuple[Problem, ...], generation: int | None
+def invalid_status(kind: str, problems: tuple[Problem, ...], generation: int | None, waiting: bool = False
                    ) -> ModelDeploymentStatus | ModelServiceStatus:
-    message = "; ".join(f"{problem.path}: {problem.message}" if problem.path else problem.message
-                        for problem in problems)
+    """The conditions of an object that runs nothing: refused, or (`waiting`) referring to a refused one."""
     types = (ConditionType.SCHEDULED, ConditionType.READY) if kind == "ModelDeployment" else (ConditionType.READY,)
-    conditions = tuple(_condition(kind_, False, INVALID, message, generation) for kind_ in types)
+    conditions = tuple(_condition(kind_, False, WAITING if waiting else INVALID, _messages(problems), generation)
+                       for kind_ in types)
     if kind == "ModelDeployment":
         return ModelDeploymentStatus(observed_generation=generation, conditions=conditions)
     return ModelServiceStatus(observed_generation=generation, conditions=conditions)
+
+
+def _held_condition(key: ObjectKey, by: tuple[ObjectKey, ...], problems: tuple[Problem, ...],
+                    generation: int | None) -> Condition:
+    kept = "; planned with its last accepted spec until it is fixed, so nothing it runs changes"
+    if problems:
+        return _condition(ConditionType.READY, False, INVALID, _messages(problems) + kept, generation)
+    holders = ", ".join(" ".join((kind, f"{ns}/{name}" if ns else name)) for kind, ns, name in by if (kind, ns, name) != key)
+    return _condition(ConditionType.READY, False, WAITING, f"{holders} is refused; this object is planned with its last "
+                      "accepted spec until that is fixed, so nothing it runs changes", generation)
+
+
+def _messages(problems: tuple[Problem, ...]) -> str:
+    return "; ".join(f"{problem.path}: {problem.message}" if problem.path else problem.message for problem in problems)
 
 
 def _condition(kind: ConditionType, ok: bool, reason: str, message: str, generation: int | None) -> Condition:

@@ -8,7 +8,8 @@ Keys (namespace `modelplane` unless noted):
 - `manifests` (required with `source: files`): list of manifest files/directories, relative to the
   project directory.
 - `strict`: true makes an unschedulable deployment an error, and with `source: cluster` an invalid
-  object too (by default it is skipped with a warning). Default false.
+  object too (by default it is held at its last accepted version, or skipped when never accepted,
+  with a warning: `api.served`). Default false.
 - one key per `compose.Settings` field, camelCase (`envoyGatewayVersion`, `lwsVersion`,
   `endpointPickerImage`, `gkeRwxStorageClass`, ...): overrides that pin. Unset keys keep
   `compose.Settings()`.

@@ -33,6 +33,10 @@ def program(project_dir: Path) -> None:
     pulumi.export("gatewayAddresses", fleet.gateway_addresses)
     pulumi.export("fleetCostPerHour", fleet.fleet_cost_per_hour)
     pulumi.export("deploymentCostPerHour", fleet.deployment_cost_per_hour)
+    if args.get("control_cluster") is not None:
+        from modelplane.pulumi.control_cluster import export_record  # the kubernetes client, only when used
+
+        export_record(args["control_cluster"])
     if fleet.workload_stacks is not None:
         pulumi.export("workloadStacks", fleet.workload_stacks)
         pulumi.export("workloadSecrets", fleet.workload_secrets)

@@ -173,6 +173,6 @@ def write_back(name: str, control: ControlCluster, manifests: Manifests, placeme
     served = control.served
     objects = pulumi.Output.all(urls, gateway_address, capacity).apply(
         lambda resolved: statuses(manifests, placement, served.observed, served.skipped, resolved[0], resolved[1],
-                                  from_wire(resolved[2])))
+                                  from_wire(resolved[2]), served.refused, served.held))
     return FleetStatus(name, {"kubeconfig": control.kubeconfig or "", "objects": objects},
                        pulumi.ResourceOptions(parent=parent, depends_on=list(after)))

@@ -23,6 +23,10 @@ violations is planned again with itself as `previous`: every replica that holds 
 are re-placed or dropped (`FleetPlacement.check`).
 
 Pure and deterministic: the same inputs give the same violations, sorted by where.
+
+Cost: on the 100-cluster, 1,000-deployment benchmark fleet (4,553 replicas, benchmarks/plan_fleet.py)
+the Placement provider's check() on unchanged inputs (load + verify) took 0.85 s against 1.49 s to
+load and plan from nothing (best of 3, 2 cores at load average 4); planning alone took 1.30 s.
 """
 
 from __future__ import annotations

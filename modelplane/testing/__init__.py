@@ -15,6 +15,7 @@
   certificates, the AKS cluster's FQDN, the Nebius control plane, the Vultr kubeconfig, ...) and its
   credential and lookup calls (`INVOKES`: AKS admin credentials, AWS availability zones), so every
   kubeconfig resolves;
+- the stack's own previous outputs (`stack_outputs`, what the engine's `readStackOutputs` returns);
 - every Gateway's `status.addresses` (a Gateway controller's job), `gateway_addresses` by resource
   name, else `DEFAULT_GATEWAY_ADDRESS`.
 With `unknown_outputs=True` nothing is computed (a preview of clusters that do not exist yet).
@@ -99,8 +100,13 @@ class ModelplaneMocks(pulumi.runtime.Mocks):
     """Dynamic resources' id, inputs and outputs by name, carried from one run to the next."""
     calls: list[str] = field(default_factory=list)
     """The dynamic provider methods called, in order: `check`, `diff`, `create`, `update`."""
+    stack_outputs: dict[str, Any] = field(default_factory=dict)
+    """The stack's outputs as its previous update left them (the engine's `pulumi:pulumi:readStackOutputs`,
+    which the program calls on itself in control-cluster mode); empty: the stack never ran."""
 
     def call(self, args: pulumi.runtime.MockCallArgs) -> Any:
+        if args.token == "pulumi:pulumi:readStackOutputs":
+            return {"name": args.args["name"], "outputs": self.stack_outputs, "secretOutputNames": []}
         return INVOKES.get(args.token, {})
 
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:

@@ -220,6 +220,12 @@ kind: InferenceGateway
 metadata: {name: default}
 spec: {cluster: east, plainHTTP: true}
 """)
+CACHE = yaml.safe_load("""
+apiVersion: modelplane.ai/v1alpha1
+kind: ModelCache
+metadata: {name: qwen3, namespace: ml-team}
+spec: {huggingFace: {repo: Qwen/Qwen3-8B, sizeGiB: 20}}
+""")
 SERVICE = yaml.safe_load("""
 apiVersion: modelplane.ai/v1alpha1
 kind: ModelService
@@ -332,6 +338,21 @@ BAD = [
         "auth": {"apiKeysSecret": "keys"}}), "API keys need backend EnvoyGateway", "API keys need backend EnvoyGateway"),
     Bad("a service endpoint that selects nothing", SERVICE, _set("spec.endpoints.0.selector.matchLabels", {}),
         "matchLabels must name at least one label", "matchLabels must name at least one label"),
+    # Syntax the loader parses, which the CRDs check with a pattern (issue 22: `80GB` was admitted).
+    Bad("a capacity that is not a quantity", CLASS, _set("spec.devices.0.capacity.memory.value", "80GB"),
+        "does not match", "'80GB' is not a Kubernetes quantity"),
+    Bad("a version attribute that is not a semantic version", CLASS, _set("spec.devices.0.attributes.arch",
+        {"version": "9.0"}), "does not match", "'9.0' is not a semantic version"),
+    Bad("a taint key with a space", CLUSTER, _set("spec.taints", [{"key": "gpu type", "effect": "NoSchedule"}]),
+        "does not match", "taint key"),
+    Bad("an environment variable name starting with a digit", DEPLOYMENT,
+        _set("spec.engines.0.members.0.template.spec.containers.0.env.0.name", "1A"), "does not match",
+        "is not a valid environment variable name"),
+    Bad("an image with an uppercase path", DEPLOYMENT,
+        _set("spec.engines.0.members.0.template.spec.containers.0.image", "vllm/vLLM-openai:v0.23.0"), "does not match",
+        "is not an image reference"),
+    Bad("a Hugging Face repository without its owner", CACHE, _set("spec.huggingFace.repo", "Qwen3-8B"),
+        "does not match", "is not a Hugging Face repository id"),
 ]
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from modelplane.api.accepted import OUTPUT, read_record, record
 from modelplane.api.served import Served, load_served
 from modelplane.compose import render
 from modelplane.compose.status_documents import serving_selector, status_key, statuses
@@ -29,7 +30,7 @@ def served(replicas: int | None = None) -> Served:
 def written(source: Served, gateway_address: str = "203.0.113.7") -> dict[str, dict[str, Any]]:
     placement = place(source.manifests.fleet, source.manifests.workloads)
     return statuses(source.manifests, placement, source.observed, source.skipped, {"ml-team/qwen3": URL},
-                    gateway_address)
+                    gateway_address, source.refused, source.held)
 
 
 def conditions(status: dict[str, Any]) -> dict[str, tuple[str, str]]:
@@ -75,7 +76,8 @@ def test_a_skipped_object_reports_why_and_is_otherwise_left_out() -> None:
                                                        ".cel: invalid CEL selector")
     assert "replicas" not in typo
     coder = found["ModelDeployment/ml-team/coder"]["status"]
-    assert "ModelCache 'coder' is not defined" in coder["conditions"][0]["message"]
+    assert conditions(coder) == {"Scheduled": ("False", "DependencyRefused"), "Ready": ("False", "DependencyRefused")}
+    assert coder["conditions"][0]["message"] == "spec.modelCacheRef.name: ModelCache ml-team/coder is refused"
     assert "ModelCache/ml-team/coder" not in found, "ModelCache has no status subresource"
 
 
@@ -107,3 +109,21 @@ def test_the_selector_selects_the_serving_pods_compose_renders_and_no_others() -
     serving = [labels for labels in pods if labels.get("modelplane.ai/deployment") == "qwen3-8b"]
     assert len(serving) == 2 and all(_matches(selector, labels) for labels in serving)
     assert not any(_matches(selector, labels) for labels in pods if labels not in serving)
+
+
+def test_a_held_deployment_reports_what_it_runs_and_why_its_edit_waits() -> None:
+    items = copy.deepcopy(recorded_items())
+    accepted = read_record({OUTPUT: record(load_served(items, "c").accepted)})
+    qwen = next(i for i in items if i["metadata"]["name"] == "qwen3-8b")
+    qwen["spec"]["modelCacheRef"], qwen["spec"]["replicas"] = {"name": "missing"}, 4
+    found = written(load_served(items, "control cluster", accepted=accepted))["ModelDeployment/ml-team/qwen3-8b"]
+    status = found["status"]
+    assert (status["replicas"], status["ready"]) == (2, "2/2"), "the accepted spec's two replicas, not the edit's four"
+    assert conditions(status) == {"Scheduled": ("True", "AllReplicasScheduled"), "Ready": ("False", "InvalidSpec")}
+    ready = next(c for c in status["conditions"] if c["type"] == "Ready")
+    assert ready["message"].startswith("spec.modelCacheRef.name: ModelCache 'missing' is not defined")
+    assert ready["message"].endswith("; planned with its last accepted spec until it is fixed, so nothing it runs "
+                                     "changes")
+    with_status = {**{k: qwen[k] for k in ("apiVersion", "kind", "spec")}, "metadata": {"name": "qwen3-8b",
+                   "namespace": "ml-team"}, "status": status}
+    assert crd_schema.problems(with_status) == []

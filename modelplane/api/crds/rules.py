@@ -1,10 +1,11 @@
 """The loader's cross-field rules that fit in a CRD: CEL `x-kubernetes-validations`, and schema keywords.
 
 Each entry restates a validator of `modelplane.api` (named in the comment beside it) so an API server
-refuses such an object at `kubectl apply`. The loader stays the authority: what cannot be said here
-(CEL selectors that compile, quantities and semantic versions that parse, label keys, references
-across objects, reserved labels) is checked when the program reads the objects, and an object the
-server accepted but the loader refuses is skipped with a warning (control-cluster mode).
+refuses such an object at `kubectl apply` (the syntax of parsed strings is a `pattern`:
+`base.checked_string`). The loader stays the authority: what cannot be said here (CEL selectors that
+compile, map keys, reserved labels, references across objects; tests/api/test_crd_coverage.py lists
+them) is checked when the program reads the objects, and an object the server accepted but the loader
+refuses is held at its last accepted version (control-cluster mode: `api.served`).
 
 Rules are written against the defaulted object (the API server applies schema defaults before it
 validates), stay within its cost budget (every list they walk is bounded, every string they match
