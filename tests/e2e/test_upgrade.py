@@ -1,8 +1,8 @@
 """Upgrading on the real engine: a stack brought up by the code of b30faba (before issue 22 renamed every
 logical name), then previewed and updated by today's code, replaces and deletes nothing.
 
-The b30faba program and package come from this repository's history (`git archive b30faba`, so the
-commit must be in the clone); the stack is tests/e2e/fleet as b30faba had it (two existing clusters,
+The b30faba program and package come from tests/data/upgrade/b30faba.tar.gz (`git archive` of that
+commit, kept as data so no clone history is needed); the stack is tests/e2e/fleet as b30faba had it (two existing clusters,
 `east` and `west`: every kind of workload), with b30faba's `__main__.py` and PYTHONPATH on its tree.
 Then the project gets today's `__main__.py` and PYTHONPATH, and:
 - `preview --json` plans no create and no delete: every old URN is taken over through its alias; the
@@ -18,7 +18,6 @@ Assertions read the engine's JSON and the API servers.
 
 from __future__ import annotations
 
-import io
 import json
 import subprocess
 import tarfile
@@ -36,6 +35,7 @@ from tests.e2e.gateways import gateway_addresses
 from tests.e2e.reads import objects
 
 BASE = "b30faba"
+ARCHIVES = ROOT / "tests" / "data" / "upgrade"
 HF_TOKEN = "hf_e2e_upgrade_token_0b4e"
 CHANGES = ("create", "delete", "replace", "create-replacement", "delete-replaced", "discard")
 WORKLOADS = ("Deployment", "LeaderWorkerSet", "Service", "HTTPRoute")
@@ -50,10 +50,8 @@ class Upgrade:
 
 
 def checkout(commit: str, into: Path) -> Path:
-    """The tree of `commit`, from this clone's history."""
-    archive = subprocess.run(["git", "-C", str(ROOT), "archive", "--format=tar", commit], capture_output=True,
-                             timeout=120, check=True).stdout
-    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+    """The tree of `commit`, from its archive in tests/data/upgrade."""
+    with tarfile.open(ARCHIVES / f"{commit}.tar.gz") as tar:
         tar.extractall(into, filter="data")
     return into
 
