@@ -5,8 +5,8 @@ The b30faba program and package come from tests/data/upgrade/b30faba.tar.gz (`gi
 commit, kept as data so no clone history is needed); the stack is tests/e2e/fleet as b30faba had it (two existing clusters,
 `east` and `west`: every kind of workload), with b30faba's `__main__.py` and PYTHONPATH on its tree.
 Then the project gets today's `__main__.py` and PYTHONPATH, and:
-- `preview --json` plans no create and no delete: every old URN is taken over through its alias; the
-  only replaces are the two ModelCache download Jobs (`REPLACED`), whose pod template, immutable in a
+- `preview --json` plans no delete, and no create but the NetworkPolicies issue 23 added (`ADDED`):
+  every old URN is taken over through its alias; the only replaces are the two ModelCache download Jobs (`REPLACED`), whose pod template, immutable in a
   Job, issue 23's hardening changed (no ServiceAccount token, restricted security context, the token
   read from a mounted file): the engine deletes and re-creates each, so the download runs once more;
 - `up` does exactly that, and every Deployment, LeaderWorkerSet, Service and HTTPRoute on either API
@@ -40,6 +40,9 @@ HF_TOKEN = "hf_e2e_upgrade_token_0b4e"
 CHANGES = ("create", "delete", "replace", "create-replacement", "delete-replaced", "discard")
 WORKLOADS = ("Deployment", "LeaderWorkerSet", "Service", "HTTPRoute")
 REPLACED = {"modelplane:east:Job:ml-team/coder-download", "modelplane:west:Job:ml-team/coder-download"}
+ADDED = {"modelplane:east:NetworkPolicy:ml-team/modelplane-engines",
+         "modelplane:west:NetworkPolicy:ml-team/modelplane-engines"}
+"""New since b30faba by design, not renamed: issue 23's NetworkPolicy per model namespace."""
 
 
 @dataclass
@@ -97,7 +100,8 @@ def test_1_the_b30faba_code_brings_the_stack_up(upgrade: Upgrade, monkeypatch: p
 def test_2_todays_code_previews_no_create_delete_or_replace(upgrade: Upgrade, monkeypatch: pytest.MonkeyPatch) -> None:
     done = run_with(monkeypatch, upgrade.project, ROOT, "preview", "--json")
     planned = ops(json.loads(done.stdout))
-    assert {op: sorted(names) for op, names in planned.items() if op in CHANGES} == {"replace": sorted(REPLACED)}
+    assert {op: sorted(names) for op, names in planned.items() if op in CHANGES} == {"replace": sorted(REPLACED),
+                                                                                   "create": sorted(ADDED)}
 
 
 def test_3_todays_code_updates_without_deleting_or_recreating(upgrade: Upgrade, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -106,8 +110,9 @@ def test_3_todays_code_updates_without_deleting_or_recreating(upgrade: Upgrade, 
     changed = [(event["resOutputsEvent"]["metadata"]["op"], event["resOutputsEvent"]["metadata"]["urn"])
                for event in events(done.stdout) if "resOutputsEvent" in event]
     # The step that deletes the replaced Job names it by the URN b30faba registered (before its alias).
-    assert {urn.rsplit("::", 1)[-1] for op, urn in changed if op in CHANGES} == REPLACED | {
+    assert {urn.rsplit("::", 1)[-1] for op, urn in changed if op in CHANGES} == REPLACED | ADDED | {
         "east-job-ml-team-coder-download", "west-job-ml-team-coder-download"}
-    assert {op for op, urn in changed if op in CHANGES} <= {"replace", "create-replacement", "delete-replaced"}
+    assert {urn.rsplit("::", 1)[-1] for op, urn in changed if op == "create"} == ADDED
+    assert {op for op, urn in changed if op in CHANGES} <= {"create", "replace", "create-replacement", "delete-replaced"}
     assert workload_identity(upgrade) == before, "no workload object re-created"
     run_with(monkeypatch, upgrade.project, ROOT, "preview", "--expect-no-changes")
