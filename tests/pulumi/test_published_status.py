@@ -15,6 +15,7 @@ import pytest
 import urllib3
 from kubernetes import client, config
 
+from modelplane.pulumi.observe import devices
 from tests.nvidia import H100, H200, node, resource_slice
 from tests.pulumi.harness import Engine, run_program
 from tests.pulumi.recorded_api import RecordedCluster, _answer
@@ -99,3 +100,20 @@ def test_a_cluster_that_refuses_is_not_checked_and_the_run_goes_on(
     assert (condition["status"], condition["reason"]) == ("Unknown", "NotChecked")
     assert condition["message"] == "not checked this run: the cluster could not be read: 403 403"
 
+
+
+def test_slices_that_are_not_what_the_api_serves_are_a_reason_not_an_error() -> None:
+    bad = resource_slice("h1", H100, 1)
+    bad["spec"]["devices"][0]["capacity"]["memory"]["value"] = "lots"
+    why = devices([ready("h1")], [bad], "InferenceCluster onprem-us-east")
+    assert isinstance(why, str) and why.startswith(
+        "InferenceCluster onprem-us-east: ResourceSlice h1-gpu.nvidia.com: spec.devices[0].capacity.memory: 'lots' "
+        "is not a quantity"), why
+
+
+def test_a_node_listed_without_the_pool_label_is_known_to_have_none() -> None:
+    """Only labelled Nodes are listed: the slices of any other node belong to no pool, even when no Node
+    is labelled (so they are never counted as the only pool's, as a file without Node objects would be)."""
+    published = devices([], [resource_slice("x1", H100, 8)], "test")
+    assert not isinstance(published, str)
+    assert published.node_objects and [n.pool for n in published.nodes] == [None]
