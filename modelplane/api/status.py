@@ -20,6 +20,7 @@ from modelplane.api.base import DNSLabel, Model, Role, Str, bounded
 class ConditionType(StrEnum):
     SCHEDULED = "Scheduled"
     READY = "Ready"
+    DEVICES_MATCH_CLASSES = "DevicesMatchClasses"
 
 
 class ConditionStatus(StrEnum):
@@ -33,7 +34,8 @@ class Condition(Model):
 
     type: ConditionType
     """Scheduled: every desired replica has a place. Ready: every desired replica was applied on its cluster by the
-    last `pulumi up`."""
+    last `pulumi up`. DevicesMatchClasses (an InferenceCluster): the devices its nodes publish match the
+    InferenceClasses of their pools, as `modelplane validate --against-slices` checks."""
     status: ConditionStatus
     """True, False or Unknown."""
     reason: Annotated[Str, Field(min_length=1, max_length=1024, pattern=r"^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$")]
@@ -130,6 +132,10 @@ class InferenceClusterStatus(Model):
     """When a run first saw it down (seconds since the epoch)."""
     pools: tuple[PoolCapacityStatus, ...] = ()
     """Declared and observed capacity per pool."""
+    conditions: tuple[Condition, ...] | None = None
+    """DevicesMatchClasses: True when the devices its nodes publish match its pools' InferenceClasses, False
+    (PublishedDevicesDiffer) with each difference and its field path, Unknown (NotChecked) when they could not
+    be read this run; absent when the cluster is not observed."""
 
 
 class ModelServiceStatus(Model):

@@ -11,7 +11,10 @@ reports status, `{"uid": ..., "status": {...}}` under `status_key(kind, namespac
 - the InferenceGateway: its address;
 - with observed capacity (`capacity`, the placement's report, control-cluster mode): each
   InferenceCluster's health, why and since when it is down, and its pools' declared, observed and
-  planned nodes; each ModelDeployment's replicas moved off a cluster down past its grace, and why.
+  planned nodes; each ModelDeployment's replicas moved off a cluster down past its grace, and why;
+- with what each observed cluster publishes (`published`, control-cluster mode: its Nodes and
+  ResourceSlices as read this run, or why they could not be read), that InferenceCluster's condition
+  DevicesMatchClasses: `compose.published`'s check, the one `modelplane validate --against-slices` runs.
 An object the loader refused reports why in its Ready condition (False, reason InvalidSpec, the
 loader's messages with their field paths). When it was accepted before (`held`) it is planned with
 that version, so the rest of its status (replicas, placements) is what that version runs; one never
@@ -26,8 +29,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from modelplane.api import Manifests, ModelDeployment, Problem
-from modelplane.api.manifests import ObjectKey
+from modelplane.api.manifests import ObjectKey, object_key
+from modelplane.api.problems import path_text
 from modelplane.api.served import Observed
+from modelplane.api.slices import Published
 from modelplane.api.status import (
     Condition,
     ConditionStatus,
@@ -41,6 +46,7 @@ from modelplane.api.status import (
     ReplicaStatus,
 )
 from modelplane.compose import names
+from modelplane.compose.published import published_findings
 from modelplane.scheduling import Placement
 
 REPORTS_STATUS = ("ModelDeployment", "ModelService", "InferenceGateway", "InferenceCluster")
@@ -62,10 +68,12 @@ def serving_selector(deployment: str) -> str:
 
 def statuses(manifests: Manifests, placement: Placement, observed: Mapping[ObjectKey, Observed],
              skipped: Mapping[ObjectKey, tuple[Problem, ...]], urls: Mapping[str, str],
-             gateway_address: str, capacity: Mapping[str, Any] | None = None,
+             gateway_address: str, *, capacity: Mapping[str, Any] | None = None,
              refused: Mapping[ObjectKey, tuple[Problem, ...]] | None = None,
-             held: Mapping[ObjectKey, tuple[ObjectKey, ...]] | None = None) -> dict[str, dict[str, Any]]:
-    """`refused`, `held`: as `api.served.Served` has them (none by default: from files)."""
+             held: Mapping[ObjectKey, tuple[ObjectKey, ...]] | None = None,
+             published: Mapping[str, Published | str] | None = None) -> dict[str, dict[str, Any]]:
+    """`refused`, `held`: as `api.served.Served` has them (none by default: from files); `published`:
+    what each observed cluster publishes, or why it could not be read."""
     waiting = {key for key in skipped if refused is not None and key not in refused}
     refused, held = refused or {}, held or {}
     found: dict[ObjectKey, dict[str, Any]] = {}
@@ -74,9 +82,14 @@ def statuses(manifests: Manifests, placement: Placement, observed: Mapping[Objec
         key = ("ModelDeployment", deployment.namespace, deployment.name)
         moved = tuple(m for m in moves if m["deployment"] == deployment.key)
         found[key] = _dump(deployment_status(deployment, placement, _generation(observed, key), moved))
-    if capacity:
+    if capacity or published:
         for cluster in manifests.fleet.clusters:
-            found[("InferenceCluster", "", cluster.name)] = _dump(cluster_status(cluster.name, capacity))
+            key = ("InferenceCluster", "", cluster.name)
+            status = cluster_status(cluster.name, capacity or {})
+            if published and cluster.name in published:
+                status = status.model_copy(update={"conditions": (
+                    devices_condition(manifests, cluster.name, published[cluster.name], _generation(observed, key)),)})
+            found[key] = _dump(status)
     gateway = manifests.fleet.gateway
     for service in manifests.workloads.services:
         key = ("ModelService", service.namespace, service.name)
@@ -111,6 +124,22 @@ def cluster_status(cluster: str, capacity: Mapping[str, Any]) -> InferenceCluste
         return InferenceClusterStatus(pools=pools)
     return InferenceClusterStatus(health=health["health"], reason=health.get("why") or None,
                                   down_since=health.get("downSince"), pools=pools)
+
+
+def devices_condition(manifests: Manifests, cluster: str, published: Published | str,
+                      generation: int | None) -> Condition:
+    """DevicesMatchClasses of `cluster`: from what its nodes publish, or, given why they could not be read
+    (a string), Unknown."""
+    kind = ConditionType.DEVICES_MATCH_CLASSES
+    if isinstance(published, str):
+        return _condition(kind, None, "NotChecked", f"not checked this run: {published}", generation)
+    found = manifests.fleet.cluster(cluster)
+    findings = published_findings(manifests, found, published) if found is not None else []
+    if not findings:
+        return _condition(kind, True, "PublishedDevicesMatch", "the devices the nodes publish match the "
+                          "InferenceClass of each pool and every selector planned on it", generation)
+    messages = sorted(f"{_named(object_key(f.obj))} {path_text(f.loc)}: {f.message}" for f in findings)
+    return _condition(kind, False, "PublishedDevicesDiffer", "; ".join(messages), generation)
 
 
 def deployment_status(deployment: ModelDeployment, placement: Placement, generation: int | None,
@@ -165,9 +194,17 @@ def _messages(problems: tuple[Problem, ...]) -> str:
     return "; ".join(f"{problem.path}: {problem.message}" if problem.path else problem.message for problem in problems)
 
 
-def _condition(kind: ConditionType, ok: bool, reason: str, message: str, generation: int | None) -> Condition:
-    return Condition(type=kind, status=ConditionStatus.TRUE if ok else ConditionStatus.FALSE, reason=reason,
+def _condition(kind: ConditionType, ok: bool | None, reason: str, message: str, generation: int | None) -> Condition:
+    """`ok`: True, False, or None for Unknown."""
+    status = ConditionStatus.UNKNOWN if ok is None else ConditionStatus.TRUE if ok else ConditionStatus.FALSE
+    return Condition(type=kind, status=status, reason=reason,
                      message=message[:MAX_MESSAGE], observed_generation=generation)
+
+
+def _named(key: ObjectKey) -> str:
+    """`Kind namespace/name`, or `Kind name` for a cluster-scoped kind."""
+    kind, namespace, name = key
+    return f"{kind} {namespace}/{name}" if namespace else f"{kind} {name}"
 
 
 def _generation(observed: Mapping[ObjectKey, Observed], key: ObjectKey) -> int | None:

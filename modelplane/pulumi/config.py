@@ -59,6 +59,7 @@ import pulumi
 from pydantic.alias_generators import to_camel, to_snake
 
 from modelplane.api import CONTROL_CLUSTER, ClusterSource, ManifestErrors, Manifests, load
+from modelplane.api.slices import Published
 from modelplane.compose import Settings
 from modelplane.invariants import present
 from modelplane.compose.control_plane import KUBECONFIG_SECRETS
@@ -82,8 +83,9 @@ def read_stack_config(project_dir: Path) -> ModelplaneArgs:
     control = control_cluster(config, strict)
     manifests = control.manifests if control else load_manifests(project_dir, config.require_object("manifests"))
     secret_tree = config.get_object("secrets") or {}
-    observed = observed_clusters(manifests, secret_tree, control) if control is not None else {}
+    observed, published = observed_clusters(manifests, secret_tree, control) if control is not None else ({}, {})
     return {"manifests": manifests, "strict": strict, "control_cluster": control, "observed": observed,
+            "published": published,
             "settings": settings(config), "kubeconfigs": kubeconfigs(manifests, secret_tree, control),
             "credentials": credentials(manifests, config.get_object("credentials") or {}),
             "prerequisites_installed_on": prerequisites_installed_on(manifests, config.get("servingStack")),
@@ -155,9 +157,11 @@ def prerequisites_installed_on(manifests: Manifests, text: str | None) -> frozen
     return frozenset(name for name in clusters if value.get(name, True))
 
 
-def observed_clusters(manifests: Manifests, secret_tree: Any, control: ControlCluster) -> dict[str, Any]:
+def observed_clusters(manifests: Manifests, secret_tree: Any, control: ControlCluster
+                      ) -> tuple[dict[str, Any], dict[str, Published | str]]:
     """Control-cluster mode: each Existing cluster whose kubeconfig is known now, observed (Nodes,
-    ResourceSlices: `observe.py`), as the placement's `observed` input."""
+    ResourceSlices: `observe.py`), as the placement's `observed` input; and what each publishes (or why
+    that was not read), for its status."""
     from modelplane.pulumi.observe import observe_fleet  # the kubernetes client, only when used
     from modelplane.scheduling.observed import observations_to_json
 
@@ -177,7 +181,8 @@ def observed_clusters(manifests: Manifests, secret_tree: Any, control: ControlCl
                 value = control.secret_value(SECRET_NAMESPACE, ref.name, ref.key)
         if isinstance(value, str):
             texts[cluster.name] = value
-    return observations_to_json(observe_fleet(manifests.fleet, texts))
+    observations, published = observe_fleet(manifests.fleet, texts)
+    return observations_to_json(observations), published
 
 
 def gateway_addresses(manifests: Manifests, value: Any) -> dict[str, str]:

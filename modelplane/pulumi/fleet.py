@@ -36,6 +36,7 @@ import pulumi_kubernetes as k8s
 from pulumi import ResourceOptions
 
 from modelplane.api import CONTROL_CLUSTER, Manifests, Workloads
+from modelplane.api.slices import Published
 from modelplane.api import InferenceGateway as GatewayManifest
 from modelplane.compose import Settings, class_drivers, cluster_stack, secret_placeholder, storage_class
 from modelplane.compose.gateways import control_stack
@@ -97,6 +98,9 @@ class ModelplaneArgs(TypedDict):
     observed: NotRequired[dict[str, Any]]
     """What each workload cluster reported this run (`scheduling.observed.observations_to_json`; control-cluster
     mode reads it, `pulumi/observe.py`): the placement plans against it. Default: every cluster as declared."""
+    published: NotRequired[Mapping[str, Published | str]]
+    """What each observed cluster's nodes publish, or why it was not read this run (control-cluster mode,
+    `pulumi/observe.py`): its InferenceCluster's DevicesMatchClasses condition. Default: none checked."""
     control_cluster: NotRequired[ControlCluster | None]
     """The control cluster the manifests were read from (stack config `modelplane:source: cluster`): after
     the workloads, `pulumi up` writes each object's status back to it (`status.FleetStatus`), and an
@@ -227,7 +231,7 @@ class Modelplane(pulumi.ComponentResource):
                 from modelplane.pulumi.status import write_back
 
                 write_back(f"{name}-status", control, manifests, placement, urls, address, list(created.values()), self,
-                           self.placement.capacity if args.get("observed") else None)
+                           self.placement.capacity if args.get("observed") else None, args.get("published"))
             shared = None if handed is None else roles.workload_stacks(
                 manifests, handed, settings, skip_await, installed_on, list(args.get("secrets", {})))
             return {"summary": summary(placement, manifests.workloads), "workloadStacks": shared}

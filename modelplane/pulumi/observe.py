@@ -8,6 +8,11 @@ Any failure to list (refused, timed out, forbidden) is the cluster being unreach
 error as its reason: an outage is judged by the grace clock, never by one failed read. Every
 request has a bounded timeout (`TIMEOUT`). `usable_nodes` is the pure part, tested on its own.
 
+The same Nodes and ResourceSlices, read into `api.slices.Published` (`devices`), are what the
+cluster publishes for the InferenceCluster's DevicesMatchClasses condition (`compose.status_documents`):
+no further request. When they cannot be read (the cluster cannot be reached, or a slice is not what
+the API serves), the reason is returned instead and the cluster is not checked that run; the run goes on.
+
 Only reads. Clusters whose kubeconfig is not plain text when the program plans (a cluster the run
 provisions) are not observed and are planned as declared.
 """
@@ -16,6 +21,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from typing import Any
 
 import yaml
@@ -25,6 +31,7 @@ from urllib3.exceptions import HTTPError
 
 from modelplane.api import Claim, Fleet, InferenceCluster
 from modelplane.api.labels import POOL
+from modelplane.api.slices import Published, SliceError, read_published
 from modelplane.scheduling.observed import ClusterObservation, PoolObservation
 
 TIMEOUT = 10
@@ -72,16 +79,37 @@ def usable_nodes(cluster: InferenceCluster, fleet: Fleet, nodes: Iterable[Mappin
     return out
 
 
-def observe_cluster(api: client.ApiClient, cluster: InferenceCluster, fleet: Fleet) -> ClusterObservation:
+def devices(nodes: Iterable[Mapping[str, Any]], slices: Iterable[Mapping[str, Any]], source: str) -> Published | str:
+    """What the nodes publish, from the pool-labelled Nodes and every ResourceSlice as listed (list items
+    carry no kind); or why it cannot be read. Only labelled Nodes are listed, so a node without a Node
+    object here is known to carry no pool label."""
+    documents = [*({**n, "kind": "Node", "apiVersion": "v1"} for n in nodes),
+                 *({**s, "kind": "ResourceSlice", "apiVersion": "resource.k8s.io/v1"} for s in slices)]
+    try:
+        published = read_published(documents, source)
+    except SliceError as error:
+        return "; ".join(error.problems)
+    return replace(published, node_objects=True)
+
+
+def observe_cluster(api: client.ApiClient, cluster: InferenceCluster, fleet: Fleet
+                    ) -> tuple[ClusterObservation, Published | str]:
+    """The cluster's observation, and what its nodes publish (or why that was not read)."""
     try:
         nodes = client.CoreV1Api(api).list_node(label_selector=POOL, _request_timeout=TIMEOUT).to_dict()["items"]
         slices = client.CustomObjectsApi(api).list_cluster_custom_object(
             "resource.k8s.io", "v1", "resourceslices", _request_timeout=TIMEOUT)["items"]
     except ApiException as error:
-        return ClusterObservation(False, {}, error=f"{error.status} {error.reason}")
+        return _unread(f"{error.status} {error.reason}")
     except (HTTPError, OSError) as error:
-        return ClusterObservation(False, {}, error=type(error).__name__)
-    return ClusterObservation(True, usable_nodes(cluster, fleet, [_camel_node(n) for n in nodes], slices))
+        return _unread(type(error).__name__)
+    camel = [_camel_node(n) for n in nodes]
+    return (ClusterObservation(True, usable_nodes(cluster, fleet, camel, slices)),
+            devices(camel, slices, f"InferenceCluster {cluster.name}"))
+
+
+def _unread(error: str) -> tuple[ClusterObservation, str]:
+    return ClusterObservation(False, {}, error=error), f"the cluster could not be read: {error}"
 
 
 def _camel_node(node: Mapping[str, Any]) -> dict[str, Any]:
@@ -92,9 +120,10 @@ def _camel_node(node: Mapping[str, Any]) -> dict[str, Any]:
                                       for c in status.get("conditions") or ()]}}
 
 
-def observe_fleet(fleet: Fleet, kubeconfigs: Mapping[str, str]) -> dict[str, ClusterObservation]:
-    """Every cluster whose kubeconfig text is given, observed."""
-    out = {}
+def observe_fleet(fleet: Fleet, kubeconfigs: Mapping[str, str]
+                  ) -> tuple[dict[str, ClusterObservation], dict[str, Published | str]]:
+    """Every cluster whose kubeconfig text is given, observed; and what each publishes (`observe_cluster`)."""
+    out, published = {}, {}
     for cluster in fleet.clusters:
         text = kubeconfigs.get(cluster.name)
         if text is None:
@@ -102,8 +131,8 @@ def observe_fleet(fleet: Fleet, kubeconfigs: Mapping[str, str]) -> dict[str, Clu
         try:
             api = config.new_client_from_config_dict(yaml.safe_load(text))
         except (config.ConfigException, yaml.YAMLError, TypeError, AttributeError) as error:
-            out[cluster.name] = ClusterObservation(False, {}, error=f"unusable kubeconfig: {error}")
+            out[cluster.name], published[cluster.name] = _unread(f"unusable kubeconfig: {error}")
             continue
         with api:
-            out[cluster.name] = observe_cluster(api, cluster, fleet)
-    return out
+            out[cluster.name], published[cluster.name] = observe_cluster(api, cluster, fleet)
+    return out, published

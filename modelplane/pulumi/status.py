@@ -31,6 +31,7 @@ from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, Resou
 
 from modelplane.api import Manifests
 from modelplane.api.crds import GROUP, VERSION, served_kind
+from modelplane.api.slices import Published
 from modelplane.compose.status_documents import statuses
 from modelplane.pulumi.control_cluster import ControlCluster, connect
 from modelplane.pulumi.placement import from_wire
@@ -167,12 +168,15 @@ class FleetStatus(Resource, module="modelplane", name="Status"):
 def write_back(name: str, control: ControlCluster, manifests: Manifests, placement: Placement,
                urls: pulumi.Output[dict[str, str]], gateway_address: pulumi.Output[str],
                after: Sequence[pulumi.Resource], parent: pulumi.Resource,
-               capacity: pulumi.Output[dict[str, Any]] | None = None) -> FleetStatus:
+               capacity: pulumi.Output[dict[str, Any]] | None = None,
+               published: Mapping[str, Published | str] | None = None) -> FleetStatus:
     """The fleet's `FleetStatus`, registered after `after` (the workloads whose state it reports);
-    `capacity`: the placement's observed-capacity report, when clusters are observed."""
+    `capacity`: the placement's observed-capacity report, when clusters are observed; `published`: what
+    each observed cluster publishes, for its DevicesMatchClasses condition."""
     served = control.served
     objects = pulumi.Output.all(urls, gateway_address, capacity).apply(
         lambda resolved: statuses(manifests, placement, served.observed, served.skipped, resolved[0], resolved[1],
-                                  from_wire(resolved[2]), served.refused, served.held))
+                                  capacity=from_wire(resolved[2]), refused=served.refused,
+                                  held=served.held, published=published))
     return FleetStatus(name, {"kubeconfig": control.kubeconfig or "", "objects": objects},
                        pulumi.ResourceOptions(parent=parent, depends_on=list(after)))

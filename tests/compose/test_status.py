@@ -30,7 +30,7 @@ def served(replicas: int | None = None) -> Served:
 def written(source: Served, gateway_address: str = "203.0.113.7") -> dict[str, dict[str, Any]]:
     placement = place(source.manifests.fleet, source.manifests.workloads)
     return statuses(source.manifests, placement, source.observed, source.skipped, {"ml-team/qwen3": URL},
-                    gateway_address, source.refused, source.held)
+                    gateway_address, refused=source.refused, held=source.held)
 
 
 def conditions(status: dict[str, Any]) -> dict[str, tuple[str, str]]:

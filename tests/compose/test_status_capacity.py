@@ -37,7 +37,7 @@ def written(observations: dict[str, ClusterObservation], outages: dict[str, int]
     seen = observe(fleet, observations, outages, now)
     after = place(seen.fleet, work, before)
     capacity = report(seen, moves(before, after, seen), carried or [])
-    return statuses(source.manifests, after, source.observed, source.skipped, {}, "", engine(capacity)), capacity
+    return statuses(source.manifests, after, source.observed, source.skipped, {}, "", capacity=engine(capacity)), capacity
 
 
 def fits(key: str, status: dict[str, Any]) -> list[str]:

@@ -3,7 +3,8 @@
 `hub` is the control cluster (the generated CRDs, the platform's and the ML team's objects, the
 kubeconfig Secrets of the two workload clusters); `east` (one pool of 4 nodes) and `west` (one pool
 of 2 nodes, `outageGracePeriodSeconds: 40`) are workload clusters whose GPU nodes are API objects:
-Ready Nodes with the pool label and one ResourceSlice of 8 GPUs each (tests/e2e/gpu_nodes.py). The
+Ready Nodes with the pool label and one ResourceSlice of 8 H100s each (tests/e2e/gpu_nodes.py), which
+east's class declares as published (81559Mi) and west's as the card's name says (80Gi). The
 fleet runs with `scheduler=True` only so that the controller manager runs without its node
 lifecycle controller: no kubelet renews these nodes' leases, and that controller would mark them
 NotReady on its own. Each replica needs a whole node (8 GPUs).
@@ -11,7 +12,8 @@ NotReady on its own. Each replica needs a whole node (8 GPUs).
 The tests are the scenario's steps, in order:
 1. Four nodes NotReady-or-not: with 3 of east's 4 nodes NotReady, a scale to 4 places only 3
    (east 1, west 2): the pool took fewer new replicas (as declared, all 4 would fit). Once Ready
-   again, the 4th lands on east.
+   again, the 4th lands on east. East's status says its devices match its class (DevicesMatchClasses
+   True), west's that they differ, with the field and both values.
 2. A flap: west's API server is stopped (unreachable) for one run, started for the next, stopped
    again for a third run more than the grace period after the first: nothing moves in any of them
    (the clock restarted when west was seen up).
@@ -50,11 +52,14 @@ GRACE = 40
 NODES = {"east": [f"east-gpu-{i}" for i in range(4)], "west": [f"west-gpu-{i}" for i in range(2)]}
 CLASS = """apiVersion: modelplane.ai/v1alpha1
 kind: InferenceClass
-metadata: {name: h100-8x}
+metadata: {{name: {name}}}
 spec:
   devices:
-  - {name: gpu, driver: gpu.nvidia.com, deviceClassName: gpu.nvidia.com, count: 8, capacity: {memory: {value: 81559Mi}}}
+  - {{name: gpu, driver: gpu.nvidia.com, deviceClassName: gpu.nvidia.com, count: 8, capacity: {{memory: {{value: {memory}}}}}}}
+---
 """
+CLASSES = {"east": "h100-8x", "west": "h100-8x-from-the-name"}
+"""West's class declares the 80Gi of the card's name; its nodes publish the 81559Mi NVML measures."""
 CLUSTER = """---
 apiVersion: modelplane.ai/v1alpha1
 kind: InferenceCluster
@@ -65,7 +70,7 @@ spec:
     source: Existing
     existing: {{secretRef: {{name: {name}-kubeconfig}}, storageClassName: shared-rwx}}
   nodePools:
-  - {{name: h100, className: h100-8x, nodeCount: {nodes}}}
+  - {{name: h100, className: {klass}, nodeCount: {nodes}}}
 """
 GATEWAY = """---
 apiVersion: modelplane.ai/v1alpha1
@@ -164,8 +169,9 @@ def scenario(fleet: Fleet, tools: Path, tmp_path_factory: pytest.TempPathFactory
     for name in ("east", "west"):
         kubectl(tools, hub, "-n", "modelplane-system", "create", "secret", "generic", f"{name}-kubeconfig",
                 f"--from-file=kubeconfig={fleet.clusters[name].kubeconfig_file}")
-    platform = CLASS + CLUSTER.format(name="east", grace=600, nodes=4) + CLUSTER.format(name="west", grace=GRACE,
-                                                                                         nodes=2) + GATEWAY
+    platform = (CLASS.format(name=CLASSES["east"], memory="81559Mi") + CLASS.format(name=CLASSES["west"], memory="80Gi")
+                + CLUSTER.format(name="east", grace=600, nodes=4, klass=CLASSES["east"])
+                + CLUSTER.format(name="west", grace=GRACE, nodes=2, klass=CLASSES["west"]) + GATEWAY)
     models = (ROOT / "tests" / "e2e" / "control_cluster" / "models.yaml").read_text()
     kubectl(tools, hub, "apply", "-f", "-", stdin=platform + "---\n" + models)
     project = Project.create(tmp_path_factory.mktemp("observed-stack"), tools)
@@ -192,8 +198,19 @@ def test_1_a_pool_with_notready_nodes_takes_fewer_new_replicas(scenario: Scenari
     assert (len(placed["east"]), len(placed["west"])) == (1, 2), placed
     status = scenario.status()
     assert (status["replicas"], status["desiredReplicas"]) == (3, 4), status
-    assert scenario.cluster_status("east") == {"health": "Up", "pools": [
+    east = scenario.cluster_status("east")
+    assert {k: v for k, v in east.items() if k != "conditions"} == {"health": "Up", "pools": [
         {"name": "h100", "declared": 4, "observed": 1, "planned": 1}]}, "kubectl shows declared and observed"
+    [matches] = east["conditions"]
+    assert (matches["type"], matches["status"], matches["reason"]) == ("DevicesMatchClasses", "True",
+                                                                       "PublishedDevicesMatch"), matches
+    [differs] = scenario.cluster_status("west")["conditions"]
+    assert (differs["type"], differs["status"], differs["reason"]) == ("DevicesMatchClasses", "False",
+                                                                       "PublishedDevicesDiffer"), differs
+    assert differs["message"].startswith(
+        "InferenceClass h100-8x-from-the-name spec.devices[0].capacity.memory: declared 80Gi; the devices of pool "
+        "h100 of cluster west (west-gpu-0, west-gpu-1) publish 81559Mi, so the class says more than the devices "
+        "have"), differs
     table = [line.split() for line in scenario.kubectl("get", "ic").splitlines()]
     assert table[0][:3] == ["NAME", "SOURCE", "HEALTH"] and [row[2] for row in table[1:]] == ["Up", "Up"], table
 
@@ -254,6 +271,9 @@ def test_3_a_cluster_unreachable_past_its_grace_has_its_replicas_re_placed(scena
     assert all("past its grace period of 40s" in m["reason"] for m in status["moves"]), status["moves"]
     west = scenario.cluster_status("west")
     assert west["health"] == "Expired" and west["reason"].startswith("unreachable"), west
+    [unread] = west["conditions"]
+    assert (unread["status"], unread["reason"]) == ("Unknown", "NotChecked"), unread
+    assert unread["message"].startswith("not checked this run: the cluster could not be read"), unread
     # The old replicas are stranded: kept in the state, their objects on west registered unchanged, so
     # the run asks nothing of west (a delete there would fail it) and succeeds.
     assert [(op, name) for op, name in order if name.startswith("modelplane:west:") and op != "same"] == []
@@ -273,7 +293,9 @@ def test_4_when_the_cluster_answers_again_its_old_replicas_go_and_nothing_moves_
     events = scenario.up()
     capacity = scenario.capacity()
     assert health(capacity, "west")["health"] == "Up" and capacity["moves"] == []
-    assert "moves" not in scenario.status() and scenario.cluster_status("west")["health"] == "Up"
+    west = scenario.cluster_status("west")
+    assert "moves" not in scenario.status() and west["health"] == "Up"
+    assert west["conditions"][0]["reason"] == "PublishedDevicesDiffer", "checked again once it answers"
     assert scenario.stranded() == []
     deleted = sorted(e["resOutputsEvent"]["metadata"]["urn"].rsplit("::", 1)[-1] for e in events
                      if "resOutputsEvent" in e and e["resOutputsEvent"]["metadata"]["op"] == "delete")
