@@ -221,6 +221,20 @@ def settle_torn_checkpoint(project: Project) -> bool:
     return True
 
 
+def end_orphans(directory: Path) -> None:
+    """SIGKILL what the killed CLI started and left running: the engine starts some plugins (the dynamic
+    provider) in process groups of their own, so they outlive the kill of the CLI's group, where a dead
+    machine would have taken them too. Found by the stack's directory in their command line."""
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit() or int(proc.name) == os.getpid():
+            continue
+        try:
+            if str(directory) in (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace"):
+                os.kill(int(proc.name), signal.SIGKILL)
+        except (OSError, ValueError):  # gone meanwhile, or not ours to read
+            continue
+
+
 def test_5_an_up_killed_mid_create_recovers_with_no_duplicate_and_no_orphan(control: Control) -> None:
     control.kubectl("patch", "inferencecluster", "west", "--type=json", "-p", json.dumps([
         {"op": "replace", "path": "/spec/nodePools/0/nodeCount", "value": 6}]))  # room for a fifth replica
@@ -240,6 +254,7 @@ def test_5_an_up_killed_mid_create_recovers_with_no_duplicate_and_no_orphan(cont
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGKILL)
         process.wait(30)
+        end_orphans(control.project.directory)
     torn = settle_torn_checkpoint(control.project)
     pending = [op["resource"]["urn"].rsplit("::", 1)[-1] for op in deployment(control).get("pending_operations") or ()]
     print(f"\nkilled mid-create: torn checkpoint metadata {torn}; pending {pending}; "
