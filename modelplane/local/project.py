@@ -20,6 +20,7 @@ import json
 import os
 import shutil
 import subprocess
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -104,9 +105,18 @@ class Project:
         done = subprocess.run([self.pulumi, *args, "--non-interactive"], cwd=self.directory,
                               env=self.env, input=stdin, capture_output=True, text=True, timeout=COMMAND_SECONDS)
         if check and done.returncode != 0:
-            raise PulumiFailed(f"pulumi {' '.join(args)} exited {done.returncode}\n--- stdout\n{done.stdout[-6000:]}"
-                               f"\n--- stderr\n{done.stderr[-6000:]}")
+            raise PulumiFailed(self.failure(args, done))
         return done
+
+    def failure(self, args: tuple[str, ...], done: subprocess.CompletedProcess[str]) -> str:
+        """What a failed command said: its whole output goes to a log file in the project directory;
+        the message holds the engine's `Diagnostics:` section (where the error is) and the tails."""
+        log = self.directory / f"failed-{time.time_ns()}.log"
+        log.write_text(f"$ pulumi {' '.join(args)}\n--- stdout\n{done.stdout}\n--- stderr\n{done.stderr}")
+        start = done.stdout.find("Diagnostics:")
+        diagnostics = done.stdout[start:start + 12000] if start >= 0 else "(none)"
+        return (f"pulumi {' '.join(args)} exited {done.returncode} (whole output: {log})\n--- diagnostics\n"
+                f"{diagnostics}\n--- stdout (end)\n{done.stdout[-3000:]}\n--- stderr (end)\n{done.stderr[-6000:]}")
 
     def config(self, key: str, value: str, secret: bool = False, path: bool = False) -> None:
         flags = ["--secret" if secret else "--plaintext", *(["--path"] if path else [])]

@@ -7,11 +7,11 @@ workspace pod, through its ServiceAccount); lists every modelplane.ai kind with 
 (`api.served.load_served`): a refused object is planned with its last accepted version, or skipped
 when it never was accepted, with a warning that names it, or fails the run in strict mode. The last
 accepted versions are the stack's own output `acceptedObjects` (`api.accepted`), read back through
-the engine's builtin `pulumi:pulumi:readStackOutputs` (what a StackReference reads, here of this very
-stack: its outputs as the last update left them) and checked, never trusted; `export_record` writes
-it (secret) with `refused`, what the run did about each refusal. The read happens while the program
-runs, in preview as in up, so the objects are plain data known at preview. It only reads (the objects, and the kubeconfig Secrets of
-Existing clusters); the status is written back on `up` by `status.FleetStatus`.
+`stack_outputs.read_outputs` (what a StackReference reads, here of this very stack: its outputs as
+the last update left them) and checked, never trusted; `export_record` writes it (secret) with
+`refused`, what the run did about each refusal. The read happens while the program runs, in preview
+as in up, so the objects are plain data known at preview. It only reads (the objects, and the
+kubeconfig Secrets of Existing clusters); the status is written back on `up` by `status.FleetStatus`.
 
 The kubeconfig is held in memory as text: the program hands it to resources only as a secret.
 """
@@ -32,12 +32,12 @@ from modelplane.api.crds import GROUP, SERVED_KINDS, VERSION
 from modelplane.api.accepted import OUTPUT, Accepted, read_record, record
 from modelplane.api.served import Served, load_served, refusals
 from modelplane.io.kubeconfig import KubeconfigError, client_from_text
+from modelplane.pulumi.stack_outputs import own_stack, read_outputs
 
 KUBECONFIG_KEY = "controlKubeconfig"
 SOURCE = "control cluster"
 """How problems name where an object came from."""
 INSTALL_CRDS = "modelplane crds | kubectl apply --server-side -f -"
-READ_OUTPUTS = "pulumi:pulumi:readStackOutputs"
 
 
 class ControlClusterError(pulumi.RunError):
@@ -122,12 +122,7 @@ def read_control_cluster(settings: pulumi.Config, strict: bool) -> ControlCluste
 def last_accepted() -> Accepted:
     """What the previous run of this stack planned with (see the module docstring); an unusable record is
     said once, as a warning."""
-    name = f"{pulumi.get_organization()}/{pulumi.get_project()}/{pulumi.get_stack()}"
-    try:
-        result = pulumi.runtime.invoke(READ_OUTPUTS, {"name": name})
-    except Exception as error:  # the SDK raises a bare Exception for a failed invoke
-        raise ControlClusterError(f"cannot read this stack's previous outputs ({name}): {error}") from None
-    accepted = read_record((result.value or {}).get("outputs"))
+    accepted = read_record(read_outputs(own_stack()))
     if not accepted.known:
         pulumi.log.warn(f"{SOURCE}: the last accepted objects are unknown: {accepted.why}; a refused object fails "
                         "this run instead of being kept at its last accepted version")

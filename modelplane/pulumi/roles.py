@@ -41,6 +41,7 @@ from modelplane.invariants import present
 from modelplane.pulumi.names import provider_identifier, scope, serving_name
 from modelplane.pulumi.placement import from_wire
 from modelplane.pulumi.serving import ServingStack
+from modelplane.pulumi.stack_outputs import own_stack, read_outputs
 from modelplane.pulumi.workloads import Target, register_placed
 from modelplane.scheduling import Placement, StateError
 from modelplane.scheduling.handoff import Handoff, handoff
@@ -50,7 +51,6 @@ NAMESPACE = "modelplane"
 COMPONENT = "modelplane"
 """The name of the `Modelplane` component the program builds: the first part of every logical name."""
 ROLES = ("single", "fleet", "cluster")
-STACK_OUTPUTS = "pulumi:pulumi:readStackOutputs"
 """The engine's builtin invoke that reads another stack's outputs (what a StackReference reads)."""
 
 
@@ -74,13 +74,9 @@ def stack_role(config: pulumi.Config) -> str:
 
 
 def stack_outputs(stack: str) -> dict[str, Any]:
-    """Another stack's outputs, read through the engine's builtin `readStackOutputs` invoke: what a
-    `StackReference` reads, without keeping a copy of them in this stack's state (a StackReference's
-    state holds every output of the stack it reads: the whole fleet's share in each workload stack).
-    Plain data; secret outputs come back as plain values, which the caller wraps as secrets."""
-    result = pulumi.runtime.invoke(STACK_OUTPUTS, {"name": stack})
-    value = result.value if isinstance(result.value, Mapping) else {}
-    return from_wire(dict(value.get("outputs") or {}))
+    """Another stack's outputs (`stack_outputs.read_outputs`) as plain data; secret outputs come back as
+    plain values, which the caller wraps as secrets."""
+    return from_wire(read_outputs(stack))
 
 
 def cluster_reports(config: pulumi.Config, clusters: Sequence[str]) -> dict[str, ClusterReport]:
@@ -106,8 +102,7 @@ def last_addresses(clusters: Sequence[str]) -> dict[str, str]:
     """Cluster -> its inference Gateway's address as this stack's last run exported it (`gatewayAddresses`,
     read back like any stack's outputs), for the fleet's `clusters` only; entries that are not a
     non-empty string are left out (read back, never trusted)."""
-    own = f"{pulumi.get_organization()}/{pulumi.get_project()}/{pulumi.get_stack()}"
-    value = stack_outputs(own).get("gatewayAddresses")
+    value = stack_outputs(own_stack()).get("gatewayAddresses")
     if not isinstance(value, Mapping):
         return {}
     return {cluster: address for cluster, address in sorted(value.items())

@@ -14,7 +14,7 @@ import pulumi
 import pytest
 
 from modelplane.api import load
-from modelplane.pulumi.roles import STACK_OUTPUTS
+from modelplane.pulumi.stack_outputs import INVOKE as STACK_OUTPUTS
 from modelplane.scheduling import place
 from tests.pulumi.harness import KUBECONFIG, ROOT, Engine, Run, dev_config, is_secret, run_program, unwrap
 
