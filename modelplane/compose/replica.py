@@ -79,6 +79,17 @@ class ReplicaContext:
             limit = GROVE_NAME_LIMIT if self.stack is ServingStack.DYNAMO else LWS_NAME_LIMIT
         return names.name(self.name, engine.name, limit=limit)
 
+    def service_name(self, engine: Engine) -> str:
+        """The Service the replica's route sends one engine's requests to: the workload's name, except
+        beside a LeaderWorkerSet, which owns a headless Service of its own name (the pods' subdomain,
+        through which `LWS_LEADER_ADDRESS` resolves) and creates it only when no Service of that name
+        exists (sigs.k8s.io/lws v0.9.0, `reconcileHeadlessServices`): sharing the name would take the
+        gang's DNS away, or conflict with the controller's Service."""
+        workload = self.workload_name(engine)
+        if engine.multi_node and self.stack is not ServingStack.DYNAMO:
+            return names.name(workload, "http")
+        return workload
+
     def engine_selector(self, engine: Engine) -> dict[str, str]:
         """Labels that select the pods of one engine of this replica (and nothing else)."""
         return {names.DEPLOYMENT: self.deployment.name, names.CLUSTER: self.cluster,

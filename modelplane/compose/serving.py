@@ -36,7 +36,7 @@ def unified_objects(ctx: ReplicaContext) -> list[dict]:
 
 def unified_refs(ctx: ReplicaContext) -> list[dict]:
     """The backendRefs of a Unified replica: its engines' Services, in engine order."""
-    return [{"group": "", "kind": "Service", "name": ctx.workload_name(engine), "port": engine_port(engine)}
+    return [{"group": "", "kind": "Service", "name": ctx.service_name(engine), "port": engine_port(engine)}
             for engine in ctx.deployment.spec.engines]
 
 
@@ -45,7 +45,7 @@ def engine_port(engine: Engine) -> int:
 
 
 def engine_service(ctx: ReplicaContext, engine: Engine) -> dict:
-    return {"apiVersion": "v1", "kind": "Service", "metadata": ctx.metadata(ctx.workload_name(engine)),
+    return {"apiVersion": "v1", "kind": "Service", "metadata": ctx.metadata(ctx.service_name(engine)),
             "spec": {"selector": {**ctx.engine_selector(engine), names.SERVING: "true"},
                      "ports": [{"name": "http", "port": engine_port(engine), "targetPort": "http", "protocol": "TCP"}]}}
 

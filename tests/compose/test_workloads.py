@@ -162,3 +162,17 @@ def test_long_deployment_names_stay_within_63_characters_and_distinct() -> None:
     first = compose(deployment("a" * 60 + "x"), deployment("a" * 60 + "y"))
     names = [m["metadata"]["name"] for ms in first.clusters.values() for m in ms if m["kind"] == "Deployment"]
     assert len(names) == 2 and len(set(names)) == 2 and all(len(n) <= 63 for n in names)
+
+
+@pytest.mark.parametrize("engines, workload_kind", [((engine("small"),), "Deployment"), ((gang(),), "LeaderWorkerSet")])
+def test_no_service_of_ours_is_named_as_a_leaderworkerset(engines: tuple[dict, ...], workload_kind: str) -> None:
+    """The LeaderWorkerSet controller owns a headless Service named as the set (sigs.k8s.io/lws v0.9.0
+    `reconcileHeadlessServices`, selector `leaderworkerset.sigs.k8s.io/name`) and skips making it when a
+    Service of that name exists; the route's Service beside a set is `<set>-http`, a Deployment's keeps
+    the Deployment's name."""
+    ms = objects(*engines)
+    workload = find(ms, workload_kind)["metadata"]["name"]
+    service = find(ms, "Service")["metadata"]["name"]
+    route = find(ms, "HTTPRoute")
+    assert service == (f"{workload}-http" if workload_kind == "LeaderWorkerSet" else workload)
+    assert [ref["name"] for rule in route["spec"]["rules"] for ref in rule["backendRefs"]] == [service]

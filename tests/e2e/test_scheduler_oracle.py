@@ -15,6 +15,10 @@ the controller manager creates (leader `<name>-<i>`, workers `<name>-<i>-<w>`). 
 objects (Services, routes, the endpoint picker's Deployment) and the ModelCache download Jobs, which
 claim no GPU (and these clusters have no CPU nodes).
 
+The oracle's own fleet, whose clusters are Existing ones, is also brought up by the program itself
+(`pulumi up` on the real engine, as tests/e2e/test_pulumi_engine.py runs it): the placement the
+stack's state holds is the CLI's, and what the program created binds the same way.
+
 Asserted from the API servers: every pod is bound (PodScheduled) to a node of the pool the
 placement chose for its replica, engine and role; each of its claims is allocated, on that node,
 exactly the devices its requests count, each satisfying the request's selectors (checked again
@@ -37,8 +41,10 @@ import yaml
 from modelplane.api import Manifests, load
 from modelplane.cel import Device, SelectorEvaluator
 from modelplane.cli import main
+from modelplane.local.project import Project
 from modelplane.local.servers import Fleet
-from tests.e2e.conftest import ROOT, binaries
+from tests.e2e.conftest import ROOT, binaries, install_crds
+from tests.e2e.gateways import gateway_addresses
 from tests import amd
 from tests.e2e.gpu_nodes import (Api, add_amd_nodes, add_nodes, allocation, card_of, gpu_count, gpu_driver, namespace,
                                  scheduled, settle)
@@ -68,7 +74,8 @@ def figures(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]
 
 
 def _totals(found: dict[str, Any]) -> dict[str, int]:
-    keys = ("clusters", "nodes", "pods bound", "claims allocated", "devices allocated", "gang pods")
+    keys = ("clusters", "nodes", "pods bound", "claims allocated", "devices allocated", "gang pods",
+            "gang headless Services")
     return {key: sum(one.get(key, 0) for one in found.values()) for key in keys}
 
 
@@ -132,6 +139,24 @@ def gang_pod_problems(pod: dict[str, Any]) -> list[str]:
         return [f"{pod['metadata']['namespace']}/{name}: not made by the LeaderWorkerSet controller as expected "
                 f"(owners {owners}, group {group}, worker {worker})"]
     return []
+
+
+def gang_service_problems(api: Api) -> tuple[list[str], int]:
+    """Each LeaderWorkerSet's headless Service, which its pods' subdomain (`LWS_LEADER_ADDRESS`) resolves
+    through, is the controller's own: named as the LeaderWorkerSet, headless, owned by it, selecting
+    the gang's pods. A Service of modelplane's under that name would have stopped the controller from
+    making it (sigs.k8s.io/lws v0.9.0 `CreateHeadlessServiceIfNotExists`)."""
+    problems = []
+    sets = api.items("/apis/leaderworkerset.x-k8s.io/v1/leaderworkersets")
+    for lws in sets:
+        namespace, name = lws["metadata"]["namespace"], lws["metadata"]["name"]
+        service = api.call("GET", f"/api/v1/namespaces/{namespace}/services/{name}")
+        owners = [(o["kind"], o["name"]) for o in service["metadata"].get("ownerReferences", [])]
+        if (service["spec"].get("clusterIP") != "None" or owners != [("LeaderWorkerSet", name)]
+                or service["spec"].get("selector") != {GANG_LABEL: name}):
+            problems.append(f"{namespace}/{name}: the Service of that name is not the LeaderWorkerSet's headless "
+                            f"one (clusterIP {service['spec'].get('clusterIP')}, owners {owners})")
+    return problems, len(sets)
 
 
 def standin_volume(claim: dict[str, Any]) -> dict[str, Any]:
@@ -234,7 +259,9 @@ def check_cluster(api: Api, expected: int, placement: dict[str, Any], nodes: dic
         counts["pods bound"] += not found and bool(pod["spec"].get("nodeName"))
         counts["claims allocated"] += claims
         counts["devices allocated"] += devices
-    return problems
+    found, gangs = gang_service_problems(api)
+    counts["gang headless Services"] += gangs
+    return problems + found
 
 
 def start_fleet(tools: Path, directory: Path, clusters: tuple[str, ...]) -> Fleet:
@@ -249,7 +276,7 @@ def start_fleet(tools: Path, directory: Path, clusters: tuple[str, ...]) -> Flee
 
 def new_counts(clusters: int) -> dict[str, Any]:
     return {"clusters": clusters, "nodes": 0, "pods bound": 0, "claims allocated": 0, "devices allocated": 0,
-            "gang pods": 0}
+            "gang pods": 0, "gang headless Services": 0}
 
 
 @pytest.mark.parametrize("name", sorted(SETS))
@@ -274,6 +301,59 @@ def test_the_real_scheduler_places_what_modelplane_planned(name: str, tools: Pat
     figures[name] = counts
     assert problems == []
     assert counts["pods bound"] > 0 or not placement["replicas"]
+
+
+def test_pulumi_up_of_the_oracle_fleet_is_what_the_scheduler_binds(tools: Path, figures: dict[str, Any],
+                                                                   tmp_path: Path) -> None:
+    """The oracle's fleet (Existing clusters) brought up by the program itself, `pulumi up` on the
+    real engine (no serving-stack charts, no readiness waits, a stand-in Gateway controller): the
+    placement in the stack's state is the CLI's, and every GPU pod of what the program created is
+    bound as that placement says."""
+    source = ROOT / "tests" / "e2e" / "scheduling" / "fleet.yaml"
+    manifests, planned, rendered = plan([source.parent], tmp_path)
+    clusters = tuple(c.name for c in manifests.fleet.clusters)
+    fleet = start_fleet(tools, tmp_path / "servers", clusters)
+    problems: list[str] = []
+    counts = new_counts(len(clusters))
+    try:
+        nodes = {}
+        for cluster in fleet.clusters.values():
+            install_crds(cluster)
+            nodes[cluster.name] = pool_nodes(Api.of(cluster), manifests, cluster.name)
+        project = Project.create(tmp_path / "stack", tools)
+        project.write_manifests({source.name: source.read_text()})
+        project.config("modelplane:manifests[0]", "manifests", path=True)
+        project.brownfield()
+        for cluster in manifests.fleet.clusters:
+            key = cluster.spec.cluster.existing.kubeconfig
+            project.config(f"modelplane:{key}", fleet.clusters[cluster.name].kubeconfig(), secret=True)
+        with gateway_addresses(fleet.clusters):
+            project.up()
+        placement = state_placement(project)
+        assert replicas_of(placement) == replicas_of(planned)
+        for cluster in clusters:
+            problems += check_cluster(Api.of(fleet.clusters[cluster]), expected_pods(rendered / cluster), placement,
+                                      nodes[cluster], counts)
+    finally:
+        fleet.stop()
+    figures["oracle-fleet by pulumi up"] = counts
+    assert problems == []
+    assert counts["pods bound"] == sum(expected_pods(rendered / c) for c in clusters) > 0
+    assert counts["gang pods"] > 0
+    assert counts["gang headless Services"] > 0
+
+
+def state_placement(project: Project) -> dict[str, Any]:
+    """The placement document the Placement resource holds in the stack's state."""
+    resources = json.loads(project.export())["deployment"]["resources"]
+    placement = next(r for r in resources if r["type"] == "pulumi-python:dynamic/modelplane:Placement")
+    return json.loads(placement["outputs"]["placement"]) if isinstance(
+        placement["outputs"]["placement"], str) else placement["outputs"]["placement"]
+
+
+def replicas_of(placement: dict[str, Any]) -> list[tuple[str, str, int, str]]:
+    return sorted((r["deployment"], r["cluster"], r["index"], json.dumps(r["engines"], sort_keys=True))
+                  for r in placement["replicas"])
 
 
 def short_by_hand(fleet: Fleet, placement: dict[str, Any], rendered: Path) -> str:
