@@ -1,5 +1,5 @@
 """Upgrading on the real engine: a stack brought up by the code of b30faba (before issue 22 renamed every
-logical name), then previewed and updated by today's code, replaces and deletes nothing.
+logical name), then previewed and updated by today's code, replaces and deletes nothing but what was renamed by design.
 
 The b30faba program and package come from tests/data/upgrade/b30faba.tar.gz (`git archive` of that
 commit, kept as data so no clone history is needed); the stack is tests/e2e/fleet as b30faba had it (two existing clusters,
@@ -9,8 +9,11 @@ Then the project gets today's `__main__.py` and PYTHONPATH, and:
   every old URN is taken over through its alias; the only replaces are the two ModelCache download Jobs (`REPLACED`), whose pod template, immutable in a
   Job, issue 23's hardening changed (no ServiceAccount token, restricted security context, the token
   read from a mounted file): the engine deletes and re-creates each, so the download runs once more;
-- `up` does exactly that, and every Deployment, LeaderWorkerSet, Service and HTTPRoute on either API
-  server keeps its uid (nothing re-created; an update of what today's code renders differently is
+- the engine's Service beside the gang's LeaderWorkerSet is renamed by design (`RENAMED`: the
+  LeaderWorkerSet controller owns a headless Service named as the set): created under its new name,
+  the old one deleted;
+- `up` does exactly that, and every other Deployment, LeaderWorkerSet, Service and HTTPRoute on either
+  API server keeps its uid (nothing re-created; an update of what today's code renders differently is
   allowed);
 - a second preview plans no change at all.
 Assertions read the engine's JSON and the API servers.
@@ -43,6 +46,9 @@ REPLACED = {"modelplane:east:Job:ml-team/coder-download", "modelplane:west:Job:m
 ADDED = {"modelplane:east:NetworkPolicy:ml-team/modelplane-engines",
          "modelplane:west:NetworkPolicy:ml-team/modelplane-engines"}
 """New since b30faba by design, not renamed: issue 23's NetworkPolicy per model namespace."""
+RENAMED = {"modelplane:east:Service:ml-team/coder-east-0-coder-http": "east-service-ml-team-coder-east-0-coder"}
+"""Today's name -> b30faba's URN name: the Service beside the LeaderWorkerSet `coder-east-0-coder`, which
+its controller would make, headless, under the set's name (`ReplicaContext.service_name`)."""
 
 
 @dataclass
@@ -100,8 +106,8 @@ def test_1_the_b30faba_code_brings_the_stack_up(upgrade: Upgrade, monkeypatch: p
 def test_2_todays_code_previews_no_create_delete_or_replace(upgrade: Upgrade, monkeypatch: pytest.MonkeyPatch) -> None:
     done = run_with(monkeypatch, upgrade.project, ROOT, "preview", "--json")
     planned = ops(json.loads(done.stdout))
-    assert {op: sorted(names) for op, names in planned.items() if op in CHANGES} == {"replace": sorted(REPLACED),
-                                                                                   "create": sorted(ADDED)}
+    assert {op: sorted(names) for op, names in planned.items() if op in CHANGES} == {
+        "replace": sorted(REPLACED), "create": sorted(ADDED | set(RENAMED)), "delete": sorted(RENAMED.values())}
 
 
 def test_3_todays_code_updates_without_deleting_or_recreating(upgrade: Upgrade, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -111,8 +117,13 @@ def test_3_todays_code_updates_without_deleting_or_recreating(upgrade: Upgrade, 
                for event in events(done.stdout) if "resOutputsEvent" in event]
     # The step that deletes the replaced Job names it by the URN b30faba registered (before its alias).
     assert {urn.rsplit("::", 1)[-1] for op, urn in changed if op in CHANGES} == REPLACED | ADDED | {
-        "east-job-ml-team-coder-download", "west-job-ml-team-coder-download"}
-    assert {urn.rsplit("::", 1)[-1] for op, urn in changed if op == "create"} == ADDED
-    assert {op for op, urn in changed if op in CHANGES} <= {"create", "replace", "create-replacement", "delete-replaced"}
-    assert workload_identity(upgrade) == before, "no workload object re-created"
+        "east-job-ml-team-coder-download", "west-job-ml-team-coder-download", *RENAMED, *RENAMED.values()}
+    assert {urn.rsplit("::", 1)[-1] for op, urn in changed if op == "create"} == ADDED | set(RENAMED)
+    assert {urn.rsplit("::", 1)[-1] for op, urn in changed if op == "delete"} == set(RENAMED.values())
+    assert {op for op, urn in changed if op in CHANGES} <= {"create", "delete", "replace", "create-replacement",
+                                                            "delete-replaced"}
+    after = workload_identity(upgrade)
+    assert after.pop("east/Service/coder-east-0-coder-http")
+    assert before.pop("east/Service/coder-east-0-coder")
+    assert after == before, "no other workload object re-created"
     run_with(monkeypatch, upgrade.project, ROOT, "preview", "--expect-no-changes")
