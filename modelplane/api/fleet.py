@@ -45,7 +45,7 @@ from modelplane.api.base import (
 )
 from modelplane.api.status import InferenceClusterStatus
 from modelplane.api.clouds import CapacityBlock, ClusterSpec, Provisioning, check_aks_pool_name
-from modelplane.api.values import QUANTITY_PATTERN, SEMVER_PATTERN, check_quantity, check_version
+from modelplane.api.values import QUANTITY_MAX_LENGTH, QUANTITY_PATTERN, SEMVER_PATTERN, check_quantity, check_version
 
 _C_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -92,7 +92,7 @@ class Attribute(Model):
 
 
 class Capacity(Model):
-    value: Annotated[Str, AfterValidator(check_quantity), checked_string(None, QUANTITY_PATTERN)]
+    value: Annotated[Str, AfterValidator(check_quantity), checked_string(QUANTITY_MAX_LENGTH, QUANTITY_PATTERN)]
     """A Kubernetes quantity (e.g. 81559Mi, 80Gi); selectors compare it with quantity()."""
 
 
