@@ -43,11 +43,11 @@ SEMVER_PATTERN = (rf"^{_SEMVER_NUMBER}\.{_SEMVER_NUMBER}\.{_SEMVER_NUMBER}(-{_SE
 """Exactly the semantic versions `semver()` parses without normalizing (semver.org's grammar, as
 github.com/blang/semver/v4 reads it), within the number bound."""
 
-_EXPONENT = re.compile(r"[eE][+-]?0*([0-9]*)$")
+_EXPONENT = re.compile(r"[^eE]*[eE][+-]?0*([0-9]*)")
 
 
 def _quantity_bound(value: str) -> str | None:
-    exponent = _EXPONENT.search(value)
+    exponent = _EXPONENT.fullmatch(value)
     if len(value) > QUANTITY_MAX_LENGTH:
         return f"it is longer than {QUANTITY_MAX_LENGTH} characters"
     if exponent and len(exponent.group(1)) > QUANTITY_EXPONENT_DIGITS:
