@@ -43,7 +43,7 @@ from modelplane.api.base import (
     label_key_problem,
     require_unique,
 )
-from modelplane.api.status import InferenceClusterStatus
+from modelplane.api.status import InferenceClusterStatus, SpecStatus
 from modelplane.api.clouds import CapacityBlock, ClusterSpec, Provisioning, check_aks_pool_name
 from modelplane.api.values import QUANTITY_MAX_LENGTH, QUANTITY_PATTERN, SEMVER_PATTERN, check_quantity, check_version
 
@@ -184,6 +184,8 @@ class InferenceClass(Named, Model):
     kind: Literal["InferenceClass"] = "InferenceClass"
     metadata: ObjectMeta
     spec: InferenceClassSpec
+    status: SpecStatus | None = None
+    """Whether the last run planned with this spec, as the control plane last wrote it; accepted as input and ignored."""
 
 def check_taint_key(key: str) -> str:
     problem = label_key_problem(key)
