@@ -18,7 +18,8 @@ reports status, `{"uid": ..., "status": {...}}` under `status_key(kind, namespac
   ResourceSlices as read this run, or why they could not be read), that InferenceCluster's condition
   DevicesMatchClasses: `compose.published`'s check, the one `modelplane validate --against-slices` runs.
 An object of any kind the loader refused reports why in its Ready condition (False, reason InvalidSpec, the
-loader's messages with their field paths); an InferenceCluster or InferenceGateway carries Ready only then. When it was accepted before (`held`) it is planned with
+loader's messages with their field paths); an InferenceCluster or InferenceGateway carries Ready only then
+(and reports an empty status when it has nothing else to say, so an earlier run's refusal is cleared). When it was accepted before (`held`) it is planned with
 that version, so the rest of its status (replicas, placements) is what that version runs; one never
 accepted (`skipped`) runs nothing and reports only the conditions. An object held or skipped because
 it refers to a refused one reports Ready False, reason DependencyRefused, naming that object. Pure and deterministic:
@@ -121,6 +122,8 @@ def statuses(manifests: Manifests, placement: Placement, observed: Mapping[Objec
         status = found.setdefault(key, {})  # a cluster without observed capacity, a gateway without an address
         status["conditions"] = [c for c in status.get("conditions", ()) if c["type"] != ConditionType.READY] + [
             ready.model_dump(mode="json", by_alias=True, exclude_none=True)]
+    for obj in (*manifests.fleet.clusters, *((gateway,) if gateway is not None else ())):
+        found.setdefault(object_key(obj), {})  # nothing to say, which clears a refusal written by an earlier run
     return {status_key(*key): {"uid": observed[key].uid if key in observed else "", "status": status}
             for key, status in sorted(found.items())}
 

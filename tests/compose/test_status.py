@@ -65,7 +65,8 @@ def test_services_report_their_url_and_the_gateway_its_address() -> None:
     assert found["ModelService/ml-team/qwen3"]["status"]["url"] == URL
     assert conditions(found["ModelService/ml-team/qwen3"]["status"]) == {"Ready": ("True", "RouteApplied")}
     assert found["InferenceGateway/default"]["status"] == {"address": "203.0.113.7"}
-    assert "InferenceGateway/default" not in written(served(), gateway_address=""), "no address yet: nothing to say"
+    assert written(served(), gateway_address="")["InferenceGateway/default"]["status"] == {}, \
+        "no address yet: nothing to say (which clears a refusal an earlier run wrote)"
 
 
 def test_a_skipped_object_reports_why_and_is_otherwise_left_out() -> None:
@@ -87,7 +88,9 @@ def test_keys_are_sorted_and_every_status_fits_its_crd_schema() -> None:
     """(The recorded cache's spec is the one the loader refuses, which today's CRD refuses too.)"""
     found = written(served(replicas=30))
     assert list(found) == sorted(found) == [status_key("InferenceClass", "", "gke-l4-1x-g2"),
-                                            "InferenceClass/hgx-h100-8x", status_key("InferenceGateway", "", "default"),
+                                            "InferenceClass/hgx-h100-8x", "InferenceCluster/gke-us-central",
+                                            "InferenceCluster/onprem-us-east",
+                                            status_key("InferenceGateway", "", "default"),
                                             "ModelCache/ml-team/coder", "ModelDeployment/ml-team/coder",
                                             "ModelDeployment/ml-team/qwen3-8b", "ModelDeployment/ml-team/typo",
                                             "ModelService/ml-team/qwen3"]

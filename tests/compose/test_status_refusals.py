@@ -140,4 +140,4 @@ def test_a_held_gateway_keeps_its_address_and_a_held_cluster_its_other_condition
 def test_an_accepted_cluster_or_gateway_carries_no_ready_condition() -> None:
     found, _ = written(Case("", valid_items, nothing, GATEWAY, "", "", ""))
     assert found[status_key(*GATEWAY)]["status"] == {"address": "203.0.113.7"}
-    assert status_key(*GKE) not in found, "no observed capacity: nothing to say"
+    assert found[status_key(*GKE)]["status"] == {}, "no observed capacity: nothing to say, which clears a refusal"
