@@ -19,9 +19,10 @@ reports status, `{"uid": ..., "status": {...}}` under `status_key(kind, namespac
   DevicesMatchClasses: `compose.published`'s check, the one `modelplane validate --against-slices` runs.
 An object of any kind the loader refused reports why in its Ready condition (False, reason InvalidSpec, the
 loader's messages with their field paths); an InferenceCluster or InferenceGateway carries Ready only then
-(and reports an empty status when it has nothing else to say, so an earlier run's refusal is cleared). When it was accepted before (`held`) it is planned with
-that version, so the rest of its status (replicas, placements) is what that version runs; one never
-accepted (`skipped`) runs nothing and reports only the conditions. An object held or skipped because
+(and reports an empty status when it has nothing else to say, so an earlier run's refusal is cleared).
+When it was accepted before (`held`) it is planned with that version, so the rest of its status
+(replicas, placements) is what that version runs; one never accepted (`skipped`) runs nothing and
+reports only the conditions. An object held or skipped because
 it refers to a refused one reports Ready False, reason DependencyRefused, naming that object. Pure and deterministic:
 keys sorted, conditions without timestamps (the writer sets `lastTransitionTime` when it patches).
 """
@@ -32,6 +33,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from modelplane.api import Manifests, ModelDeployment, Problem
+from modelplane.api.gateway import InferenceGatewayStatus
 from modelplane.api.manifests import ObjectKey, object_key
 from modelplane.api.problems import path_text
 from modelplane.api.served import Observed
@@ -49,7 +51,6 @@ from modelplane.api.status import (
     ReplicaStatus,
     SpecStatus,
 )
-from modelplane.api.gateway import InferenceGatewayStatus
 from modelplane.compose import names
 from modelplane.compose.published import published_findings
 from modelplane.scheduling import Placement
