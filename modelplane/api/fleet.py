@@ -43,9 +43,9 @@ from modelplane.api.base import (
     label_key_problem,
     require_unique,
 )
-from modelplane.api.status import InferenceClusterStatus
+from modelplane.api.status import InferenceClusterStatus, SpecStatus
 from modelplane.api.clouds import CapacityBlock, ClusterSpec, Provisioning, check_aks_pool_name
-from modelplane.api.values import QUANTITY_PATTERN, SEMVER_PATTERN, check_quantity, check_version
+from modelplane.api.values import QUANTITY_MAX_LENGTH, QUANTITY_PATTERN, SEMVER_PATTERN, check_quantity, check_version
 
 _C_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -92,7 +92,7 @@ class Attribute(Model):
 
 
 class Capacity(Model):
-    value: Annotated[Str, AfterValidator(check_quantity), checked_string(None, QUANTITY_PATTERN)]
+    value: Annotated[Str, AfterValidator(check_quantity), checked_string(QUANTITY_MAX_LENGTH, QUANTITY_PATTERN)]
     """A Kubernetes quantity (e.g. 81559Mi, 80Gi); selectors compare it with quantity()."""
 
 
@@ -184,6 +184,8 @@ class InferenceClass(Named, Model):
     kind: Literal["InferenceClass"] = "InferenceClass"
     metadata: ObjectMeta
     spec: InferenceClassSpec
+    status: SpecStatus | None = None
+    """Whether the last run planned with this spec, as the control plane last wrote it; accepted as input and ignored."""
 
 def check_taint_key(key: str) -> str:
     problem = label_key_problem(key)

@@ -51,6 +51,7 @@ from modelplane.api.base import (
     bounded,
     checked_string,
 )
+from modelplane.api.status import Condition
 from modelplane.api.values import SEMVER_PATTERN, check_version
 
 UPSTREAM_NAME = "default"
@@ -254,6 +255,9 @@ SECURE_BY_DEFAULT = {
 class InferenceGatewayStatus(Model):
     address: NonEmptyStr | None = None
     """The gateway's external address, as the control plane last observed it."""
+    conditions: tuple[Condition, ...] | None = None
+    """Ready, only when the gateway's spec is refused (InvalidSpec) or it is on a cluster held by a refused object
+    (DependencyRefused): the run planned with its last accepted spec, or without it; absent otherwise."""
 
 
 class InferenceGateway(Named, Model):

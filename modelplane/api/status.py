@@ -34,7 +34,9 @@ class Condition(Model):
 
     type: ConditionType
     """Scheduled: every desired replica has a place. Ready: every desired replica was applied on its cluster by the
-    last `pulumi up`. DevicesMatchClasses (an InferenceCluster): the devices its nodes publish match the
+    last `pulumi up` (an InferenceClass, ModelCache or ModelEndpoint: the last `pulumi up` planned with its current
+    spec); False with reason InvalidSpec when the loader refuses the spec, DependencyRefused when the object refers
+    to a refused one. DevicesMatchClasses (an InferenceCluster): the devices its nodes publish match the
     InferenceClasses of their pools, as `modelplane validate --against-slices` checks."""
     status: ConditionStatus
     """True, False or Unknown."""
@@ -135,7 +137,8 @@ class InferenceClusterStatus(Model):
     conditions: tuple[Condition, ...] | None = None
     """DevicesMatchClasses: True when the devices its nodes publish match its pools' InferenceClasses, False
     (PublishedDevicesDiffer) with each difference and its field path, Unknown (NotChecked) when they could not
-    be read this run; absent when the cluster is not observed."""
+    be read this run; absent when the cluster is not observed. Ready, only when the cluster's spec is refused
+    (InvalidSpec) or a pool names a refused InferenceClass (DependencyRefused)."""
 
 
 class ModelServiceStatus(Model):
@@ -147,3 +150,14 @@ class ModelServiceStatus(Model):
     """The service's OpenAI-compatible base URL on the fleet gateway."""
     conditions: tuple[Condition, ...] = ()
     """Ready: the service's route is applied on the fleet gateway."""
+
+
+class SpecStatus(Model):
+    """Whether the last `pulumi up` planned with the object's current spec: the status of an InferenceClass,
+    ModelCache or ModelEndpoint, kinds whose effect shows in the objects that use them."""
+
+    observed_generation: bounded(0, 2**62) | None = None
+    """The metadata.generation this status describes."""
+    conditions: tuple[Condition, ...] = ()
+    """Ready: True (SpecApplied) when the last `pulumi up` planned with this generation; False with the loader's
+    messages (InvalidSpec) or the refused object it refers to (DependencyRefused) otherwise."""

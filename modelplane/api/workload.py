@@ -46,7 +46,7 @@ from modelplane.api.base import (
     require_unique,
 )
 from modelplane.api.endpoints import endpoint_host_problem
-from modelplane.api.status import ModelDeploymentStatus, ModelServiceStatus
+from modelplane.api.status import ModelDeploymentStatus, ModelServiceStatus, SpecStatus
 from modelplane.cel import SelectorError, check_selector
 
 # Kubernetes' DRA limits (k8s.io/api/resource/v1: CELSelectorExpressionMaxLength, DeviceSelectorsMaxSize).
@@ -455,6 +455,8 @@ class ModelCache(Namespaced, Model):
     kind: Literal["ModelCache"] = "ModelCache"
     metadata: UserObjectMeta
     spec: ModelCacheSpec
+    status: SpecStatus | None = None
+    """Whether the last run planned with this spec, as the control plane last wrote it; accepted as input and ignored."""
 
 
 class ServiceEndpoint(Model):
@@ -527,3 +529,5 @@ class ModelEndpoint(Namespaced, Model):
     kind: Literal["ModelEndpoint"] = "ModelEndpoint"
     metadata: UserObjectMeta
     spec: ModelEndpointSpec
+    status: SpecStatus | None = None
+    """Whether the last run planned with this spec, as the control plane last wrote it; accepted as input and ignored."""

@@ -8,6 +8,8 @@ reports status, `{"uid": ..., "status": {...}}` under `status_key(kind, namespac
   index and member pools, and the conditions Scheduled (False with the scheduler's reasons when
   short) and Ready;
 - a ModelService: its URL on the fleet gateway and Ready;
+- an InferenceClass, ModelCache or ModelEndpoint: Ready (True, SpecApplied: the run planned with its
+  current spec);
 - the InferenceGateway: its address;
 - with observed capacity (`capacity`, the placement's report, control-cluster mode): each
   InferenceCluster's health, why and since when it is down, and its pools' declared, observed and
@@ -15,10 +17,12 @@ reports status, `{"uid": ..., "status": {...}}` under `status_key(kind, namespac
 - with what each observed cluster publishes (`published`, control-cluster mode: its Nodes and
   ResourceSlices as read this run, or why they could not be read), that InferenceCluster's condition
   DevicesMatchClasses: `compose.published`'s check, the one `modelplane validate --against-slices` runs.
-An object the loader refused reports why in its Ready condition (False, reason InvalidSpec, the
-loader's messages with their field paths). When it was accepted before (`held`) it is planned with
-that version, so the rest of its status (replicas, placements) is what that version runs; one never
-accepted (`skipped`) runs nothing and reports only the conditions. An object held or skipped because
+An object of any kind the loader refused reports why in its Ready condition (False, reason InvalidSpec, the
+loader's messages with their field paths); an InferenceCluster or InferenceGateway carries Ready only then
+(and reports an empty status when it has nothing else to say, so an earlier run's refusal is cleared).
+When it was accepted before (`held`) it is planned with that version, so the rest of its status
+(replicas, placements) is what that version runs; one never accepted (`skipped`) runs nothing and
+reports only the conditions. An object held or skipped because
 it refers to a refused one reports Ready False, reason DependencyRefused, naming that object. Pure and deterministic:
 keys sorted, conditions without timestamps (the writer sets `lastTransitionTime` when it patches).
 """
@@ -29,6 +33,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from modelplane.api import Manifests, ModelDeployment, Problem
+from modelplane.api.gateway import InferenceGatewayStatus
 from modelplane.api.manifests import ObjectKey, object_key
 from modelplane.api.problems import path_text
 from modelplane.api.served import Observed
@@ -44,12 +49,16 @@ from modelplane.api.status import (
     PoolCapacityStatus,
     ReplicaMoveStatus,
     ReplicaStatus,
+    SpecStatus,
 )
 from modelplane.compose import names
 from modelplane.compose.published import published_findings
 from modelplane.scheduling import Placement
 
-REPORTS_STATUS = ("ModelDeployment", "ModelService", "InferenceGateway", "InferenceCluster")
+Status = ModelDeploymentStatus | ModelServiceStatus | InferenceClusterStatus | InferenceGatewayStatus | SpecStatus
+
+SPEC_STATUS = ("InferenceClass", "ModelCache", "ModelEndpoint")
+"""The kinds whose status says only whether the run planned with their spec (`SpecStatus`)."""
 INVALID = "InvalidSpec"
 WAITING = "DependencyRefused"
 MAX_MESSAGE = 32768
@@ -102,14 +111,20 @@ def statuses(manifests: Manifests, placement: Placement, observed: Mapping[Objec
         found[key] = _dump(ModelServiceStatus(observed_generation=generation, url=url, conditions=(ready,)))
     if gateway is not None and gateway_address:
         found[("InferenceGateway", "", gateway.name)] = {"address": gateway_address}
+    for obj in (*manifests.fleet.classes, *manifests.workloads.caches, *manifests.workloads.endpoints):
+        key = object_key(obj)
+        generation = _generation(observed, key)
+        found[key] = _dump(SpecStatus(observed_generation=generation, conditions=(_condition(
+            ConditionType.READY, True, "SpecApplied", "the last `pulumi up` planned with this spec", generation),)))
     for key, problems in skipped.items():
-        if key[0] in REPORTS_STATUS[:2]:
-            found[key] = _dump(invalid_status(key[0], problems, _generation(observed, key), key in waiting))
+        found[key] = _dump(invalid_status(key[0], problems, _generation(observed, key), key in waiting))
     for key, by in held.items():
-        if key in found and "conditions" in found[key]:
-            ready = _held_condition(key, by, refused.get(key, ()), _generation(observed, key))
-            found[key]["conditions"] = [c for c in found[key]["conditions"] if c["type"] != ConditionType.READY] + [
-                ready.model_dump(mode="json", by_alias=True, exclude_none=True)]
+        ready = _held_condition(key, by, refused.get(key, ()), _generation(observed, key))
+        status = found.setdefault(key, {})  # a cluster without observed capacity, a gateway without an address
+        status["conditions"] = [c for c in status.get("conditions", ()) if c["type"] != ConditionType.READY] + [
+            ready.model_dump(mode="json", by_alias=True, exclude_none=True)]
+    for obj in (*manifests.fleet.clusters, *((gateway,) if gateway is not None else ())):
+        found.setdefault(object_key(obj), {})  # nothing to say, which clears a refusal written by an earlier run
     return {status_key(*key): {"uid": observed[key].uid if key in observed else "", "status": status}
             for key, status in sorted(found.items())}
 
@@ -170,14 +185,20 @@ def deployment_status(deployment: ModelDeployment, placement: Placement, generat
 
 
 def invalid_status(kind: str, problems: tuple[Problem, ...], generation: int | None, waiting: bool = False
-                   ) -> ModelDeploymentStatus | ModelServiceStatus:
+                   ) -> Status:
     """The conditions of an object that runs nothing: refused, or (`waiting`) referring to a refused one."""
     types = (ConditionType.SCHEDULED, ConditionType.READY) if kind == "ModelDeployment" else (ConditionType.READY,)
     conditions = tuple(_condition(kind_, False, WAITING if waiting else INVALID, _messages(problems), generation)
                        for kind_ in types)
     if kind == "ModelDeployment":
         return ModelDeploymentStatus(observed_generation=generation, conditions=conditions)
-    return ModelServiceStatus(observed_generation=generation, conditions=conditions)
+    if kind == "ModelService":
+        return ModelServiceStatus(observed_generation=generation, conditions=conditions)
+    if kind == "InferenceCluster":
+        return InferenceClusterStatus(conditions=conditions)
+    if kind == "InferenceGateway":
+        return InferenceGatewayStatus(conditions=conditions)
+    return SpecStatus(observed_generation=generation, conditions=conditions)
 
 
 def _held_condition(key: ObjectKey, by: tuple[ObjectKey, ...], problems: tuple[Problem, ...],
@@ -211,5 +232,5 @@ def _generation(observed: Mapping[ObjectKey, Observed], key: ObjectKey) -> int |
     return observed[key].generation if key in observed else None
 
 
-def _dump(status: ModelDeploymentStatus | ModelServiceStatus | InferenceClusterStatus) -> dict[str, Any]:
+def _dump(status: Status) -> dict[str, Any]:
     return status.model_dump(mode="json", by_alias=True, exclude_none=True)

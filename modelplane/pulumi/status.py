@@ -154,7 +154,7 @@ class FleetStatusArgs(TypedDict):
 
 
 class FleetStatus(Resource, module="modelplane", name="Status"):
-    """The status of every ModelDeployment, ModelService and InferenceGateway on the control cluster."""
+    """The status of every object of the fleet on the control cluster (`compose.status_documents`)."""
 
     objects: pulumi.Output[dict[str, Any]]
 

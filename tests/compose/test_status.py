@@ -65,7 +65,8 @@ def test_services_report_their_url_and_the_gateway_its_address() -> None:
     assert found["ModelService/ml-team/qwen3"]["status"]["url"] == URL
     assert conditions(found["ModelService/ml-team/qwen3"]["status"]) == {"Ready": ("True", "RouteApplied")}
     assert found["InferenceGateway/default"]["status"] == {"address": "203.0.113.7"}
-    assert "InferenceGateway/default" not in written(served(), gateway_address=""), "no address yet: nothing to say"
+    assert written(served(), gateway_address="")["InferenceGateway/default"]["status"] == {}, \
+        "no address yet: nothing to say (which clears a refusal an earlier run wrote)"
 
 
 def test_a_skipped_object_reports_why_and_is_otherwise_left_out() -> None:
@@ -78,14 +79,21 @@ def test_a_skipped_object_reports_why_and_is_otherwise_left_out() -> None:
     coder = found["ModelDeployment/ml-team/coder"]["status"]
     assert conditions(coder) == {"Scheduled": ("False", "DependencyRefused"), "Ready": ("False", "DependencyRefused")}
     assert coder["conditions"][0]["message"] == "spec.modelCacheRef.name: ModelCache ml-team/coder is refused"
-    assert "ModelCache/ml-team/coder" not in found, "ModelCache has no status subresource"
+    cache = found["ModelCache/ml-team/coder"]["status"]
+    assert conditions(cache) == {"Ready": ("False", "InvalidSpec")}
+    assert cache["conditions"][0]["message"].startswith("spec.huggingFace.repo: 'Qwen Qwen3-Coder-30B' is not a")
 
 
 def test_keys_are_sorted_and_every_status_fits_its_crd_schema() -> None:
+    """(The recorded cache's spec is the one the loader refuses, which today's CRD refuses too.)"""
     found = written(served(replicas=30))
-    assert list(found) == sorted(found) == [status_key("InferenceGateway", "", "default"),
-                                            "ModelDeployment/ml-team/coder", "ModelDeployment/ml-team/qwen3-8b",
-                                            "ModelDeployment/ml-team/typo", "ModelService/ml-team/qwen3"]
+    assert list(found) == sorted(found) == [status_key("InferenceClass", "", "gke-l4-1x-g2"),
+                                            "InferenceClass/hgx-h100-8x", "InferenceCluster/gke-us-central",
+                                            "InferenceCluster/onprem-us-east",
+                                            status_key("InferenceGateway", "", "default"),
+                                            "ModelCache/ml-team/coder", "ModelDeployment/ml-team/coder",
+                                            "ModelDeployment/ml-team/qwen3-8b", "ModelDeployment/ml-team/typo",
+                                            "ModelService/ml-team/qwen3"]
     for key, entry in found.items():
         kind, _, rest = key.partition("/")
         namespace, _, name = rest.rpartition("/")
@@ -93,7 +101,8 @@ def test_keys_are_sorted_and_every_status_fits_its_crd_schema() -> None:
         with_status = {**{k: obj[k] for k in ("apiVersion", "kind", "spec")},
                        "metadata": {"name": name, **({"namespace": namespace} if namespace else {})},
                        "status": entry["status"]}
-        assert crd_schema.problems(with_status) == [], key
+        problems = crd_schema.problems(with_status)
+        assert [p for p in problems if not (key == "ModelCache/ml-team/coder" and p.startswith("spec."))] == [], key
 
 
 def _matches(selector: str, labels: dict[str, str]) -> bool:

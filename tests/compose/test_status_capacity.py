@@ -88,8 +88,10 @@ def test_a_move_stays_in_status_while_its_cluster_is_down_and_goes_when_it_is_ba
     assert back["InferenceCluster/onprem-us-east"]["status"]["health"] == "Up"
 
 
-def test_without_observed_capacity_no_cluster_status_is_written() -> None:
+def test_without_observed_capacity_a_cluster_status_is_empty() -> None:
     source = served()
     placement = place(source.manifests.fleet, source.manifests.workloads)
     found = statuses(source.manifests, placement, source.observed, source.skipped, {}, "")
-    assert not [key for key in found if key.startswith("InferenceCluster/")]
+    assert {key: entry["status"] for key, entry in found.items() if key.startswith("InferenceCluster/")} == {
+        "InferenceCluster/gke-us-central": {}, "InferenceCluster/onprem-us-east": {}}, \
+        "nothing to say (an empty status clears a refusal an earlier run wrote)"

@@ -70,8 +70,10 @@ def test_a_cluster_not_read_is_unknown_and_one_not_observed_has_no_condition() -
 
 
 @pytest.mark.parametrize("published", [None, {}])
-def test_without_anything_published_no_cluster_status_is_written(published: dict[str, Any] | None) -> None:
+def test_without_anything_published_a_cluster_status_is_empty(published: dict[str, Any] | None) -> None:
     source = served()
     placement = place(source.manifests.fleet, source.manifests.workloads)
     found = statuses(source.manifests, placement, source.observed, source.skipped, {}, "", published=published)
-    assert not [key for key in found if key.startswith("InferenceCluster/")]
+    assert {key: entry["status"] for key, entry in found.items() if key.startswith("InferenceCluster/")} == {
+        "InferenceCluster/gke-us-central": {}, "InferenceCluster/onprem-us-east": {}}, \
+        "nothing to say (an empty status clears a refusal an earlier run wrote)"

@@ -9,7 +9,8 @@ and writes the status back to `east`. The tests are the scenario's steps, in ord
   time), an InferenceCluster pool naming a class that does not exist (with a new node count), and an
   InferenceClass attribute name the CRD cannot refuse (a map key) while the loader does, then `up`:
   nothing on `west` is created, changed or deleted, the engine's steps touch nothing but the status
-  writer, the statuses and the `refused` output carry the errors; fixing the edits converges. The
+  writer, the statuses (each refused object's Ready condition, and the gateway's, held by the cluster) and
+  the `refused` output carry the errors; fixing the edits converges. The
   class edit of issue 22 (`capacity: 80GB`) is refused by the API server itself now.
 - (c) `west`'s API server stopped while a scale waits: `up` fails naming west's address, deletes
   nothing and moves no replica; with west back, `up` converges.
@@ -125,6 +126,13 @@ def test_2_a_refused_edit_deletes_nothing_and_says_why(control: Control) -> None
     assert (chat["status"]["ready"], ready["status"], ready["reason"]) == ("2/2", "False", "InvalidSpec")
     assert ready["message"].startswith("spec.modelCacheRef.name: ModelCache 'missing' is not defined")
     assert chat["status"]["observedGeneration"] == chat["metadata"]["generation"]
+    readiness = {kind: condition(control.get(kind, name, namespace=None), "Ready") for kind, name in (
+        ("inferenceclass", "h100-8x"), ("inferencecluster", "west"), ("inferencegateway", "default"))}
+    assert {kind: (c["status"], c["reason"]) for kind, c in readiness.items()} == {
+        "inferenceclass": ("False", "InvalidSpec"), "inferencecluster": ("False", "InvalidSpec"),
+        "inferencegateway": ("False", "DependencyRefused")}
+    assert readiness["inferenceclass"]["message"].startswith("spec.devices[0].attributes")
+    assert readiness["inferencegateway"]["message"].startswith("InferenceCluster west is refused")
 
 
 def test_3_fixing_the_edits_converges(control: Control) -> None:
@@ -143,6 +151,11 @@ def test_3_fixing_the_edits_converges(control: Control) -> None:
     assert control.project.outputs()["refused"] == {}
     chat = control.get("md", "chat")
     assert (chat["status"]["ready"], condition(chat, "Ready")["status"]) == ("3/3", "True")
+    h100 = condition(control.get("inferenceclass", "h100-8x", namespace=None), "Ready")
+    assert (h100["status"], h100["reason"]) == ("True", "SpecApplied")
+    for kind, name in (("inferencecluster", "west"), ("inferencegateway", "default")):
+        status = control.get(kind, name, namespace=None)["status"]
+        assert "Ready" not in [c["type"] for c in status.get("conditions", ())], "accepted: no refusal to report"
     control.project.run("preview", "--expect-no-changes")
 
 

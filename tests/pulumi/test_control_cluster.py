@@ -75,8 +75,10 @@ def test_up_writes_every_status_once_then_only_what_changed(cluster: RecordedClu
     engine = Engine()
     first = run_program(engine, cluster_config())
     assert sorted(written(cluster)) == [
+        "inferenceclasses/gke-l4-1x-g2/status", "inferenceclasses/hgx-h100-8x/status",
         "inferenceclusters/gke-us-central/status", "inferenceclusters/onprem-us-east/status",  # observed capacity
-        "inferencegateways/default/status", "namespaces/ml-team/modeldeployments/coder/status",
+        "inferencegateways/default/status", "namespaces/ml-team/modelcaches/coder/status",
+        "namespaces/ml-team/modeldeployments/coder/status",
         "namespaces/ml-team/modeldeployments/qwen3-8b/status", "namespaces/ml-team/modeldeployments/typo/status",
         "namespaces/ml-team/modelservices/qwen3/status"]
     assert {write.content_type for write in cluster.writes} == {"application/json-patch+json"}
@@ -87,6 +89,10 @@ def test_up_writes_every_status_once_then_only_what_changed(cluster: RecordedClu
     assert status_of(cluster, "ModelService", "ml-team", "qwen3")["url"] == "http://34.120.0.99/ml-team/qwen3/"
     assert status_of(cluster, "InferenceGateway", "", "default") == {"address": "34.120.0.99"}
     assert status_of(cluster, "ModelDeployment", "ml-team", "typo")["conditions"][0]["reason"] == "InvalidSpec"
+    assert [(c["type"], c["status"], c["reason"]) for c in status_of(cluster, "ModelCache", "ml-team", "coder")[
+        "conditions"]] == [("Ready", "False", "InvalidSpec")]
+    assert [(c["type"], c["status"], c["reason"]) for c in status_of(cluster, "InferenceClass", "", "hgx-h100-8x")[
+        "conditions"]] == [("Ready", "True", "SpecApplied")]
     assert first.outputs["placement"]["ml-team/qwen3-8b"]["scheduled"] == "2/2"
 
     cluster.writes.clear()

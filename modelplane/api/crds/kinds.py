@@ -83,7 +83,8 @@ SERVED_KINDS = (
                "quantities, count per node) and how a cloud provisions such a node. Cluster-scoped; published "
                "by the platform team.",
                (Column("Driver", ".spec.devices[0].driver", "The DRA driver of the class's first device."),
-                Column("Description", ".spec.description", "What the hardware is.", priority=1), AGE)),
+                Column("Description", ".spec.description", "What the hardware is.", priority=1), AGE),
+               status=True),
     ServedKind(InferenceCluster, "inferenceclusters", ("ic",),
                "A GPU cluster of the fleet: provisioned on GKE, EKS, AKS, Nebius or Vultr, or an existing one "
                "reached by kubeconfig, with node pools that each name an InferenceClass. Its labels are what "
@@ -109,7 +110,8 @@ SERVED_KINDS = (
                "Model weights from Hugging Face, staged once per cluster on a ReadWriteMany volume and mounted "
                "at /mnt/models by the deployments that reference the cache.",
                (Column("Repo", ".spec.huggingFace.repo", "The Hugging Face repository."),
-                Column("Size", ".spec.huggingFace.sizeGiB", "Size of the weights in GiB.", type="integer"), AGE)),
+                Column("Size", ".spec.huggingFace.sizeGiB", "Size of the weights in GiB.", type="integer"), AGE),
+               status=True),
     ServedKind(ModelService, "modelservices", ("ms",),
                "One OpenAI-compatible URL on the fleet gateway, weighted across the endpoints its selectors "
                "match: deployments' replicas and ModelEndpoints.",
@@ -117,5 +119,5 @@ SERVED_KINDS = (
                status=True, name_rules=(DNS_LABEL_NAME, STARTS_WITH_LETTER)),
     ServedKind(ModelEndpoint, "modelendpoints", ("me",),
                "An endpoint outside the fleet (a hosted API, another cluster) a ModelService can route to.",
-               (Column("URL", ".spec.url", "The endpoint's base URL."), AGE)),
+               (Column("URL", ".spec.url", "The endpoint's base URL."), AGE), status=True),
 )
