@@ -13,6 +13,9 @@ The order in which clusters are tried is exactly the Fill rule's: clusters with 
 deployment first, by name; the walk over the clusters that still have none resumes where the last
 replica was placed, since every cluster before that point was placed on, is dead, or is kept for
 another try (`retry`).
+
+`fill_deployment` may note in `skipped` the cluster positions its walk passed over as dead: with the
+pools its checks read (the ledger's `Watch`), all a deployment's placement depends on (`rerun.py`).
 """
 
 from __future__ import annotations
@@ -35,7 +38,8 @@ def fill(run: Run, kept: list[Replica]) -> list[Replica]:
     return placed
 
 
-def fill_deployment(run: Run, deployment: ModelDeployment, existing: list[Replica]) -> list[Replica]:
+def fill_deployment(run: Run, deployment: ModelDeployment, existing: list[Replica],
+                    skipped: set[int] | None = None) -> list[Replica]:
     missing = deployment.spec.replicas - len(existing)
     if missing <= 0:
         return []
@@ -52,6 +56,13 @@ def fill_deployment(run: Run, deployment: ModelDeployment, existing: list[Replic
     retry: list[int] = []  # clusters with none yet that did not fit, but may later
     cursor = 0
 
+    def usable(position: int) -> bool:
+        if position not in dead:
+            return True
+        if skipped is not None:
+            skipped.add(position)
+        return False
+
     def attempt(position: int) -> Fit | None:
         fit = run.fit(deployment, clusters[position])
         if fit is None and run.hopeless(deployment, clusters[position]):
@@ -62,14 +73,14 @@ def fill_deployment(run: Run, deployment: ModelDeployment, existing: list[Replic
     for _ in range(missing):
         found: tuple[int, Fit] | None = None
         for rank, position in enumerate(retry):
-            if position not in dead and (fit := attempt(position)) is not None:
+            if usable(position) and (fit := attempt(position)) is not None:
                 found = (position, fit)
                 del retry[rank]
                 break
         while found is None and cursor < len(candidates.positions):
             position = candidates.positions[cursor]
             cursor += 1
-            if position in counts or position in dead:
+            if position in counts or not usable(position):
                 continue
             fit = attempt(position)
             if fit is not None:
@@ -79,7 +90,7 @@ def fill_deployment(run: Run, deployment: ModelDeployment, existing: list[Replic
         for count in sorted(busier) if found is None else ():
             group = busier[count]
             for rank, position in enumerate(group):
-                if position not in dead and (fit := attempt(position)) is not None:
+                if usable(position) and (fit := attempt(position)) is not None:
                     found = (position, fit)
                     del group[rank]
                     break

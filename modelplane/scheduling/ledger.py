@@ -12,9 +12,9 @@ overcommitted. A pool's need only grows during a run (adding pods never lowers i
 lets the scheduler stop trying a cluster where an engine no longer fits. The ledger also remembers
 what each deployment holds on each pool, for `explain`. Every check touches only the pools it names.
 
-A ledger may carry a `Watch` (capacity search, `rerun.py`): each check that refuses a use notes
-the pool that refused it. A check stops at the first pool that refuses, so the watch holds the only
-pools whose capacity could have changed the check's answer.
+A ledger may carry a `Watch` (capacity search, `rerun.py`): each check notes the pools that admitted
+its use and the pool that refused it, if one did. A check stops at the first pool that refuses, so
+those are the only pools whose load or capacity could change its answer.
 """
 
 from __future__ import annotations
@@ -77,11 +77,13 @@ _EMPTY = Load(0, ())
 
 
 class Watch:
-    """The pools at which a run's checks stopped (were refused), since the run last emptied it."""
+    """The pools at which a run's checks passed, and those at which they stopped (were refused),
+    since the run last emptied it."""
 
-    __slots__ = ("refused",)
+    __slots__ = ("passed", "refused")
 
     def __init__(self) -> None:
+        self.passed: set[PoolKey] = set()
         self.refused: set[PoolKey] = set()
 
     def refuse(self, pool: PoolKey) -> None:
@@ -109,11 +111,14 @@ class Ledger:
         return self.capacity(pool) - self.used(pool)
 
     def fits(self, charges: dict[PoolKey, Use]) -> bool:
+        watch = self.watch
         for pool, use in charges.items():
             if not _fits(self.loads.get(pool, _EMPTY), use):
-                if self.watch is not None:
-                    self.watch.refuse(pool)
+                if watch is not None:
+                    watch.refuse(pool)
                 return False
+            if watch is not None:
+                watch.passed.add(pool)
         return True
 
     def charge(self, deployment: str, charges: dict[PoolKey, Use]) -> None:
@@ -162,13 +167,15 @@ class Trial:
         return self.ledger.loads.get(pool, _EMPTY).need_with(use if pending is None else pending + use)
 
     def fits(self, needs: Needs) -> bool:
-        loads, charges = self.ledger.loads, self.charges
+        loads, charges, watch = self.ledger.loads, self.charges, self.ledger.watch
         for pool, use in needs:
             pending = charges.get(pool)
             if not _fits(loads.get(pool, _EMPTY), use if pending is None else pending + use):
-                if self.ledger.watch is not None:
-                    self.ledger.watch.refuse(pool)
+                if watch is not None:
+                    watch.refuse(pool)
                 return False
+            if watch is not None:
+                watch.passed.add(pool)
         return True
 
     def add(self, needs: Needs) -> None:

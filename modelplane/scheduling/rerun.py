@@ -15,11 +15,18 @@ only in the capacity of raised pools are identical up to the first check whose a
 so only a check that stopped at a raised pool can change, and the first one is in stage
 `start(pools)`. Before it, rerun only charges what the record charged (the ledger's state depends
 on the pods each pool holds, not on their order), then plans the rest. A raise of pools at which no
-check ever stopped changes nothing, and `start` says so (None). The fresh run has no `dead` marks
-but the marks `before` made in the stages it shares, on clusters whose pools are the same in both
-(dead marks only skip clusters where a kind of replica cannot fit again; trying one again would
-give the same placement, only slower). `stop(stage, scheduled)` may end a rerun early (None): the capacity search ends one
-as soon as a deployment it must not shorten has too few replicas.
+check ever stopped changes nothing, and `start` says so (None).
+
+From `start` on, a stage is planned again only when one of its checks may answer otherwise
+(`_Differences`): the record keeps, per stage, the pools at which its checks passed, those at
+which they stopped, and the clusters its walk passed over as dead; the rerun keeps which pools are
+raised and, per pool, which pods it holds more or fewer of than the record at the same stage. Any
+other stage places what the record placed and is only charged. The fresh run starts with the dead
+marks of the stages it shares with the record (a mark is made where a kind of replica can no
+longer fit; the checks that made it give the same answers in both runs, and loads only grow).
+`stop(stage, scheduled)`, asked after every stage from `start` on (planned again or not), may end
+a rerun early (None): the capacity search ends one as soon as a deployment it must not shorten has
+too few replicas.
 
 Cost, measured on the generated fleet (benchmarks/capacity_fleet.py): see capacity.py.
 """
@@ -30,11 +37,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import cached_property
 
-from modelplane.api import ModelDeployment
 from modelplane.invariants import present
 from modelplane.scheduling.fill import fill_deployment
 from modelplane.scheduling.ledger import PoolKey, Watch
-from modelplane.scheduling.packing import Use
+from modelplane.scheduling.packing import Sizes, Use
 from modelplane.scheduling.placement import Placement, Replica
 from modelplane.scheduling.retain import retain
 from modelplane.scheduling.run import Run
@@ -64,6 +70,10 @@ class Record:
     """Per stage from -1 (retain) on, the pools at which a check stopped."""
     marks: tuple[tuple[tuple[tuple[int, ...], int], ...], ...]
     """Per fill stage, the (kind, cluster position) it marked dead (`Run.dead`)."""
+    passes: tuple[frozenset[PoolKey], ...]
+    """Per fill stage, the pools at which a check passed (read, and did not stop)."""
+    skipped: tuple[frozenset[int], ...]
+    """Per fill stage, the cluster positions its walk passed over as dead (`fill_deployment`)."""
 
     @cached_property
     def refused(self) -> dict[PoolKey, int]:
@@ -107,12 +117,11 @@ def rerun(record_: Record, capacities: dict[PoolKey, int], start: int, stop: Sto
 def _plan(run: Run, previous: Placement | None, capacities: dict[PoolKey, int], start: int, stop: Stop | None,
           before: Record | None) -> Record | None:
     """Retain (without `before`) and fill from `start` on; with `before`, the stages before `start`
-    are its own, and so is any later stage that reads no pool whose capacity or load differs from
-    `before`'s: the stage's deployment would try the same clusters against the same pools, so it
-    places what `before` did, and is charged without being planned."""
+    are its own, and so is any later stage whose checks all give the answers they gave in `before`
+    (`_Differences.affect`): its deployment places what it placed there, and is charged without
+    being planned."""
     watch = run.ledger.watch = Watch()
     run.commits = []
-    differ: dict[PoolKey, tuple[int, str]] = {}
     if before is None:
         retain(run, previous)
         kept = run.commits
@@ -120,17 +129,20 @@ def _plan(run: Run, previous: Placement | None, capacities: dict[PoolKey, int], 
         scheduled: list[int] = []
         refusals = [frozenset(watch.refused)]
         marks: list[tuple[tuple[tuple[int, ...], int], ...]] = []
+        passes: list[frozenset[PoolKey]] = []
+        skipped: list[frozenset[int]] = []
     else:
         kept = before.kept
         filled = list(before.filled[:start])
         scheduled = list(before.scheduled[:start])
         refusals = list(before.refusals[:start + 1])
         marks = list(before.marks[:start])
-        for pool, capacity in capacities.items():
-            if capacity != before.run.ledger.capacity(pool):
-                differ[pool] = _where(run, pool)
+        passes = list(before.passes[:start])
+        skipped = list(before.skipped[:start])
+        differences = _Differences(pool for pool, capacity in capacities.items()
+                                   if capacity != before.run.ledger.capacity(pool))
         for made in marks:
-            _mark(run, made, differ)
+            _mark(run, made)
     existing: dict[str, list[Replica]] = {}
     for replica, _ in kept:
         existing.setdefault(replica.deployment, []).append(replica)
@@ -138,64 +150,98 @@ def _plan(run: Run, previous: Placement | None, capacities: dict[PoolKey, int], 
     for stage in range(max(start, 0), len(deployments)):
         deployment = deployments[stage]
         mine = existing.get(deployment.key, [])
-        if before is not None and not _reads(run, deployment, differ):
+        if before is not None and not differences.affect(run, before, stage):
             for replica, charges in before.filled[stage]:
                 run.ledger.restore(replica.deployment, charges)
             filled.append(before.filled[stage])
             scheduled.append(before.scheduled[stage])
             refusals.append(before.refusals[stage + 1])
             marks.append(before.marks[stage])
-            _mark(run, before.marks[stage], differ)
-            continue
-        watch.refused = set()
-        run.commits = []
-        kind = run.kind(deployment)
-        dead = run.dead.setdefault(kind, set())
-        was = set(dead)
-        fill_deployment(run, deployment, mine)
-        filled.append(run.commits)
-        scheduled.append(len(mine) + len(run.commits))
-        refusals.append(frozenset(watch.refused))
-        marks.append(tuple((kind, position) for position in sorted(dead - was)))
-        if before is not None and not _same(run.commits, before.filled[stage]):
-            for commits in (run.commits, before.filled[stage]):
-                for _, charges in commits:
-                    differ.update((pool, _where(run, pool)) for pool in charges if pool not in differ)
+            passes.append(before.passes[stage])
+            skipped.append(before.skipped[stage])
+            _mark(run, before.marks[stage])
+        else:
+            watch.passed, watch.refused = set(), set()
+            run.commits = []
+            kind = run.kind(deployment)
+            dead = run.dead.setdefault(kind, set())
+            was = set(dead)
+            passed_over: set[int] = set()
+            fill_deployment(run, deployment, mine, passed_over)
+            filled.append(run.commits)
+            scheduled.append(len(mine) + len(run.commits))
+            refusals.append(frozenset(watch.refused))
+            marks.append(tuple((kind, position) for position in sorted(dead - was)))
+            passes.append(frozenset(watch.passed))
+            skipped.append(frozenset(passed_over))
+            if before is not None:
+                differences.charged(run.commits, before.filled[stage])
         if stop is not None and stop(stage, scheduled[-1]):
             run.ledger.watch = run.commits = None
             return None
     run.ledger.watch = run.commits = None
-    return Record(run, previous, capacities, kept, tuple(filled), tuple(scheduled), tuple(refusals), tuple(marks))
+    return Record(run, previous, capacities, kept, tuple(filled), tuple(scheduled), tuple(refusals), tuple(marks),
+                  tuple(passes), tuple(skipped))
 
 
-def _mark(run: Run, marks: tuple[tuple[tuple[int, ...], int], ...], differ: dict[PoolKey, tuple[int, str]]) -> None:
-    """Take over `before`'s dead marks of a stage that was the same in both runs, except on the
-    clusters whose pools differ: elsewhere the cluster's pools held the same then, and a kind of
-    replica that could not fit them never will (loads only grow)."""
-    if not marks:
-        return
-    changed = {position for position, _ in differ.values()}
+class _Differences:
+    """How the pools of a rerun differ from those of the recorded plan at the same stage: raised
+    ones, and per pool the pods it holds more (+) or fewer (-) of, by kind of pod (whole-node, or
+    shared by the devices each claims).
+
+    A check's answer depends only on the loads and capacities of the pools it read, and only in one
+    direction on each: a pool that holds no more pods of any kind (need never shrinks as pods are
+    added) and no fewer nodes still admits what it admitted, and a pool that holds no fewer pods
+    and no more nodes still refuses what it refused. So a check can answer otherwise only if it
+    passed a pool that holds more of some kind of pod now (`fuller`), or stopped at one that has
+    more nodes or holds fewer of some kind of pod (`roomier`)."""
+
+    def __init__(self, raised: Iterable[PoolKey]):
+        self.raised = frozenset(raised)
+        self.delta: dict[PoolKey, dict[Sizes | None, int]] = {}
+        self.fuller: set[PoolKey] = set()
+        self.roomier: set[PoolKey] = set(self.raised)
+
+    def affect(self, run: Run, before: Record, stage: int) -> bool:
+        """Whether the stage's deployment may place otherwise than in `before`. Its walk over the
+        clusters goes the same way while every check gives the same answer and it passes over the
+        same clusters as dead. A cluster it tried in `before` that is dead now changes nothing: a
+        mark is made only where a replica of its kind can no longer fit, so there the checks it
+        read give the same no."""
+        if self.fuller and not self.fuller.isdisjoint(before.passes[stage]):
+            return True
+        if self.roomier and not self.roomier.isdisjoint(before.refusals[stage + 1]):
+            return True
+        passed_over = before.skipped[stage]
+        return bool(passed_over) and not passed_over <= run.dead.get(run.kind(run.workloads.deployments[stage]), set())
+
+    def charged(self, now: Commits, then: Commits) -> None:
+        """A stage planned again charged `now` where the recorded plan charged `then`."""
+        if _same(now, then):
+            return
+        touched = set()
+        for commits, sign in ((now, 1), (then, -1)):
+            for _, charges in commits:
+                for pool, use in charges.items():
+                    delta = self.delta.setdefault(pool, {})
+                    if use.whole:
+                        delta[None] = delta.get(None, 0) + sign * use.whole
+                    for sizes, pods in use.shared:
+                        delta[sizes] = delta.get(sizes, 0) + sign * pods
+                    touched.add(pool)
+        for pool in touched:
+            counts = self.delta[pool].values()
+            (self.fuller.add if any(count > 0 for count in counts) else self.fuller.discard)(pool)
+            if pool not in self.raised:
+                (self.roomier.add if any(count < 0 for count in counts) else self.roomier.discard)(pool)
+
+
+def _mark(run: Run, marks: tuple[tuple[tuple[int, ...], int], ...]) -> None:
+    """Take over `before`'s dead marks of a stage whose checks gave the same answers in both runs:
+    the checks that made them say the same here, and a kind of replica that could not fit a
+    cluster never will (loads only grow)."""
     for kind, position in marks:
-        if position not in changed:
-            run.dead.setdefault(kind, set()).add(position)
-
-
-def _where(run: Run, pool: PoolKey) -> tuple[int, str]:
-    """The pool's cluster position and class."""
-    cluster = run.snapshot.cluster(pool[0])
-    view = cluster.pool(pool[1]) if cluster is not None else None
-    if cluster is None or view is None:
-        raise KeyError(pool)
-    return cluster.position, view.class_name
-
-
-def _reads(run: Run, deployment: ModelDeployment, pools: dict[PoolKey, tuple[int, str]]) -> bool:
-    """Whether filling the deployment may read any of `pools`: one on a cluster it may try, of a
-    class one of its engines claims on (no other pool is in any of its options)."""
-    if not pools:
-        return False
-    clusters, classes = run.candidates(deployment).members, run.claimed(deployment)
-    return any(position in clusters and name in classes for position, name in pools.values())
+        run.dead.setdefault(kind, set()).add(position)
 
 
 def _same(these: Commits, those: Commits) -> bool:

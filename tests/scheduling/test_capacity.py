@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from unittest import mock
 
 import pytest
 from hypothesis import given, settings
@@ -10,7 +11,9 @@ from hypothesis import strategies as st
 
 from modelplane.api import Fleet, Workloads
 from modelplane.scheduling import place
+from modelplane.scheduling import capacity
 from modelplane.scheduling.capacity import suggest
+from modelplane.scheduling.rerun import rerun
 from modelplane.scheduling.whatif import apply_edits
 from tests.builders import (
     cluster,
@@ -112,3 +115,21 @@ def test_every_suggestion_places_what_it_claims_and_takes_from_no_one(cs, ds) ->
         after = place(*apply_edits(f, w, suggestion.edits))
         assert not any(after.deployments[key].short for key in suggestion.deployments), suggestion
         assert all(after.deployments[key].scheduled >= status.scheduled for key, status in base.deployments.items())
+
+
+def _planned_in_full(record, capacities, start, stop):  # type: ignore[no-untyped-def]
+    """A candidate planned from scratch (retain and every stage), as if no stage could be skipped."""
+    return rerun(record, capacities, -1, stop)
+
+
+@settings(max_examples=40, deadline=None)
+@given(clusters(), deployments(), st.sampled_from([1, 2, None]))
+def test_the_incremental_search_suggests_what_planning_every_candidate_in_full_suggests(cs, ds, alternatives) -> None:
+    """The fast path (each candidate planned again only from the stage its pool first refused, and
+    only the stages whose checks may answer otherwise) against the same search planning every
+    candidate from scratch: the same suggestions, the same unplaceable deployments."""
+    f, w = Fleet(clusters=tuple(cs), classes=CLASSES), Workloads(deployments=tuple(ds))
+    fast = suggest(f, w, alternatives=alternatives)
+    with mock.patch.object(capacity, "rerun", _planned_in_full):
+        full = suggest(f, w, alternatives=alternatives)
+    assert fast == full

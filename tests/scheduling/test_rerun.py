@@ -51,6 +51,34 @@ def test_a_rerun_is_the_plan_of_the_raised_fleet(cs, ds, sticky, data) -> None:
         assert found.scheduled == tuple(want.deployments[d.key].scheduled for d in w.deployments)
 
 
+@SETTINGS
+@given(clusters(), deployments(), st.booleans(), st.data())
+def test_a_rerun_stops_exactly_when_the_plan_of_the_raised_fleet_has_a_deployment_below_its_floor(
+        cs, ds, sticky, data) -> None:
+    """What the capacity search asks: a floor per deployment (its replicas in the plan before the
+    raise, or all it wants), and a stop at the first deployment from `start` on below it, planned
+    again or not (before `start` the plans are the same)."""
+    f, w = Fleet(clusters=tuple(cs), classes=CLASSES), Workloads(deployments=tuple(ds))
+    previous = place(f, w) if sticky else None
+    found, edits = record(Run(f, w), previous), []
+    pools = sorted((c.name, p.name) for c in cs for p in c.spec.node_pools)
+    for _ in range(data.draw(st.integers(0, 1))):  # on top of a rerun too
+        found, edits = _raise(found, edits, data.draw(st.sampled_from(pools)), data.draw(st.integers(1, 3)))
+    floor = [data.draw(st.sampled_from([scheduled, d.spec.replicas])) for scheduled, d in zip(found.scheduled, ds)]
+    pool, nodes = data.draw(st.sampled_from(pools)), data.draw(st.integers(1, 3))
+    capacity = found.run.ledger.capacity(pool) + nodes
+    start = found.start([pool])
+    want = place(*apply_edits(f, w, [*edits, SetPoolNodes(pool[0], pool[1], capacity)]), previous)
+    if start is None:
+        assert found.scheduled == tuple(want.deployments[d.key].scheduled for d in ds), "the raise changes nothing"
+        return
+    again = rerun(found, {**found.capacities, pool: capacity}, start, lambda stage, scheduled: scheduled < floor[stage])
+    assert (again is None) == any(want.deployments[d.key].scheduled < floor[stage]
+                                  for stage, d in enumerate(ds) if stage >= start)
+    if again is not None:
+        assert _slots(_replicas(again)) == _slots(want.replicas)
+
+
 def test_a_raise_of_a_pool_no_check_stopped_at_changes_nothing() -> None:
     f = fleet(cluster("a", exclusive_pool("gpu", nodes=3)), cluster("b", exclusive_pool("gpu", nodes=1)))
     found = record(Run(f, workloads(deployment("d", replicas=2))), None)
