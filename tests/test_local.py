@@ -1,5 +1,5 @@
-"""The pieces of `make demo` that need no server: where the tools come from, and the demo's one edit.
-(The demo itself runs end to end in tests/e2e/test_demo.py.)"""
+"""The pieces of `make demo` that need no server: where the tools come from, the demo's one edit, and
+what a failed pulumi command reports. (The demo itself runs end to end in tests/e2e/test_demo.py.)"""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 
 from modelplane.api import load
 from modelplane.local.demo import EXAMPLE, DemoError, scale
-from modelplane.local.project import Project
+from modelplane.local.project import Project, engine_errors
 from modelplane.local.toolset import find_toolset
 from modelplane.scheduling import place
 
@@ -34,3 +34,25 @@ def test_the_demo_scales_chat_by_one_replica_in_the_stacks_copy(tmp_path: Path) 
     assert placement.deployments["ml-team/chat"].scheduled == 3
     with pytest.raises(DemoError, match="has 3 replicas, expected 2"):
         scale(project, "chat", 2, 3)
+
+
+# Shapes of the Pulumi CLI 3.259's output, as the e2e runs recorded them: `preview --json` prints one
+# object whose `diagnostics` hold the errors; `up --json` prints one event per line; text output ends
+# with a `Diagnostics:` section. An error late in a long output must not be lost to a tail.
+PREVIEW_JSON = ('{"steps": [], "diagnostics": [{"message": "warning: ok\\n", "severity": "warning"}, '
+                '{"message": "error: strict mode: ml-team/huge is short\\n", "severity": "error"}, '
+                '{"message": "Traceback (most recent call last):\\n", "severity": "info#err"}]}')
+UP_JSON = ('{"sequence": 1, "diagnosticEvent": {"message": "Retry #0; creation failed\\n", "severity": "info"}}\n'
+           '{"sequence": 2, "diagnosticEvent": {"message": "Apply failed with 1 conflict\\n", "severity": "error"}}\n'
+           '{"sequence": 3, "cancelEvent": {}}\n')
+TEXT = "Previewing update (e2e):\n\nDiagnostics:\n  pulumi:pulumi:Stack (e2e):\n    error: no kubeconfig\n"
+
+
+@pytest.mark.parametrize("stdout, expected", [
+    (PREVIEW_JSON, "error: strict mode: ml-team/huge is short\n"),
+    (UP_JSON, "Apply failed with 1 conflict\n"),
+    (TEXT, "Diagnostics:\n  pulumi:pulumi:Stack (e2e):\n    error: no kubeconfig\n"),
+    ("Updating (e2e):\n", "(none found)"),
+])
+def test_a_failed_commands_errors_are_found_in_any_output_shape(stdout: str, expected: str) -> None:
+    assert engine_errors(stdout) == expected

@@ -50,6 +50,20 @@ def events(text: str) -> list[dict[str, Any]]:
     return found
 
 
+def engine_errors(stdout: str) -> str:
+    """The errors the engine reported in a command's output: from `--json` output its error diagnostics,
+    from text output its `Diagnostics:` section; "(none found)" otherwise."""
+    try:
+        parsed = events(stdout)
+    except ValueError:
+        start = stdout.find("Diagnostics:")
+        return stdout[start:start + 12000] if start >= 0 else "(none found)"
+    found = [diagnostic.get("message", "") for event in parsed
+             for diagnostic in (*event.get("diagnostics", ()), event.get("diagnosticEvent") or {})
+             if diagnostic.get("severity") == "error"]
+    return "".join(found) or "(none found)"
+
+
 def _skip_space(text: str, at: int) -> int:
     while at < len(text) and text[at].isspace():
         at += 1
@@ -110,13 +124,13 @@ class Project:
 
     def failure(self, args: tuple[str, ...], done: subprocess.CompletedProcess[str]) -> str:
         """What a failed command said: its whole output goes to a log file in the project directory;
-        the message holds the engine's `Diagnostics:` section (where the error is) and the tails."""
+        the message holds the engine's errors (the `Diagnostics:` section of text output, the error
+        diagnostics of `--json` output) and the output's tails."""
         log = self.directory / f"failed-{time.time_ns()}.log"
         log.write_text(f"$ pulumi {' '.join(args)}\n--- stdout\n{done.stdout}\n--- stderr\n{done.stderr}")
-        start = done.stdout.find("Diagnostics:")
-        diagnostics = done.stdout[start:start + 12000] if start >= 0 else "(none)"
-        return (f"pulumi {' '.join(args)} exited {done.returncode} (whole output: {log})\n--- diagnostics\n"
-                f"{diagnostics}\n--- stdout (end)\n{done.stdout[-3000:]}\n--- stderr (end)\n{done.stderr[-6000:]}")
+        return (f"pulumi {' '.join(args)} exited {done.returncode} (whole output: {log})\n--- errors\n"
+                f"{engine_errors(done.stdout)}\n--- stdout (end)\n{done.stdout[-6000:]}\n--- stderr (end)\n"
+                f"{done.stderr[-6000:]}")
 
     def config(self, key: str, value: str, secret: bool = False, path: bool = False) -> None:
         flags = ["--secret" if secret else "--plaintext", *(["--path"] if path else [])]
