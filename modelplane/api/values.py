@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from modelplane.cel.quantity import QuantityError, parse_quantity
-from modelplane.cel.semver import SemverError, parse_semver
+from modelplane.cel.semver import Semver, SemverError, parse_semver
 
 QUANTITY_MAX_LENGTH = 64
 QUANTITY_EXPONENT_DIGITS = 3
@@ -46,7 +46,7 @@ github.com/blang/semver/v4 reads it), within the number bound."""
 _EXPONENT = re.compile(r"[^eE]*[eE][+-]?0*([0-9]*)")
 
 
-def _quantity_bound(value: str) -> str | None:
+def _quantity_bound(value: str, _quantity: Any) -> str | None:
     exponent = _EXPONENT.fullmatch(value)
     if len(value) > QUANTITY_MAX_LENGTH:
         return f"it is longer than {QUANTITY_MAX_LENGTH} characters"
@@ -55,22 +55,21 @@ def _quantity_bound(value: str) -> str | None:
     return None
 
 
-def _version_bound(value: str) -> str | None:
-    version = parse_semver(value)
-    numbers = (version.major, version.minor, version.patch, *(n for numeric, n in version.pre if numeric == 0))
+def _version_bound(_value: str, version: Semver) -> str | None:
+    numbers = (version.major, version.minor, version.patch, *(n for _, n in version.pre if isinstance(n, int)))
     if any(len(str(number)) > SEMVER_NUMBER_DIGITS for number in numbers):
         return f"a number has more than {SEMVER_NUMBER_DIGITS} digits"
     return None
 
 
-def _checker(parse: Callable[[str], Any], error: type[ValueError], bound: Callable[[str], str | None],
+def _checker(parse: Callable[[str], Any], error: type[ValueError], bound: Callable[[str, Any], str | None],
              what: str, examples: str) -> Callable[[str], str]:
     def check(value: str) -> str:
         try:
-            parse(value)
+            parsed = parse(value)
         except error as problem:
             raise ValueError(f"{value!r} is not {what} ({problem}); write e.g. {examples}") from None
-        past = bound(value)
+        past = bound(value, parsed)
         if past is not None:
             raise ValueError(f"{value!r} is {what} past modelplane's bounds ({past}); write e.g. {examples}")
         return value
