@@ -5,12 +5,16 @@ Objects are built from plain manifest dicts through the real models, exactly as 
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from modelplane.api import Fleet, InferenceClass, InferenceCluster, ModelCache, ModelDeployment, Workloads
 
 NS = "ml"
 API = "modelplane.ai/v1alpha1"
+
+FLEET_CA = (Path(__file__).parent / "data" / "fleet-ca.pem").read_text()
+"""A real self-signed CA certificate (public; the key was never kept): the one examples/multi-cloud trusts."""
 
 
 def memory_at_least(quantity: str) -> str:
@@ -62,7 +66,11 @@ def cluster(name: str, *pools: dict[str, Any], labels: dict[str, str] | None = N
     return InferenceCluster.model_validate({
         "apiVersion": API, "kind": "InferenceCluster", "metadata": {"name": name, "labels": labels or {}},
         "spec": {"cluster": {"source": "Existing", "existing": {"kubeconfig": f"{name}Kubeconfig"}},
-                 "taints": taints or [], "nodePools": list(pools) or [pool()]}})
+                 "taints": taints or [], "nodePools": list(pools) or [pool()], "gateway": GATEWAY_KEYS}})
+
+
+GATEWAY_KEYS = {"auth": {"apiKeysSecret": "inference-api-keys"}}
+"""Every built cluster's gateway requires API keys: the fleets built here have no InferenceGateway."""
 
 
 def request(*selectors: str, count: int = 1, name: str = "gpu") -> dict[str, Any]:

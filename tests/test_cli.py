@@ -25,9 +25,9 @@ def test_validate_counts_every_kind(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run(capsys, "validate", str(EXAMPLES / "qwen-demo"))
     assert (code, out) == (0, "ok: 5 manifests (1 InferenceClass, 1 InferenceCluster, 1 InferenceGateway, "
                               "1 ModelDeployment, 1 ModelService)\n")
-    assert err.endswith("fleet.yaml:54: warning: InferenceGateway fleet: spec.plainHTTP: the fleet gateway serves "
-                        "plain HTTP and reaches the clusters' gateways over plain HTTP: anyone on the path reads prompts "
-                        "and completions, and without auth anyone who reaches it can call every model; a local demo "
+    assert err.endswith("fleet.yaml:57: warning: InferenceGateway fleet: spec.plainHTTP: the fleet gateway serves "
+                        "plain HTTP and reaches the clusters' gateways over plain HTTP, which take every caller "
+                        "(publicInference): anyone on the path reads prompts and completions, and without auth anyone who reaches it can call every model; a local demo "
                         "only (set tls and clusterTLS for anything else)\n"), "the demo's plain HTTP is warned about"
 
 

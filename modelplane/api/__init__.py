@@ -22,13 +22,14 @@ from modelplane.api.base import (
 )
 from modelplane.api.fleet import (
     ClassDevice,
+    ClusterGateway,
     InferenceClass,
     InferenceCluster,
     NodePool,
     ServingStack,
     Taint,
 )
-from modelplane.api.gateway import CONTROL_CLUSTER, CertManager, GatewayBackend, InferenceGateway, LoadBalancer
+from modelplane.api.gateway import CONTROL_CLUSTER, CertManager, GatewayAuth, GatewayBackend, InferenceGateway, LoadBalancer
 from modelplane.api.loader import dump_objects, load, load_objects, load_sources
 from modelplane.api.manifests import Fleet, Manifests, Origin, Workloads
 from modelplane.api.problems import ManifestErrors, Problem, Severity
@@ -44,8 +45,8 @@ from modelplane.api.workload import (
 )
 
 __all__ = [
-    "API_VERSION", "CONTROL_CLUSTER", "CertManager", "CacheSource", "Claim", "ClassDevice", "ClusterSource", "DeviceRequest", "Engine",
-    "FabricType", "Fleet", "GatewayBackend", "InferenceClass", "InferenceCluster", "InferenceGateway", "LabelSelector",
+    "API_VERSION", "CONTROL_CLUSTER", "CertManager", "CacheSource", "Claim", "ClassDevice", "ClusterGateway", "ClusterSource", "DeviceRequest", "Engine",
+    "FabricType", "Fleet", "GatewayAuth", "GatewayBackend", "InferenceClass", "InferenceCluster", "InferenceGateway", "LabelSelector",
     "LoadBalancer", "ServingStack",
     "ManifestErrors", "Manifests", "Member", "ModelCache", "ModelDeployment", "ModelEndpoint", "ModelService",
     "NodePool", "Origin", "Phase", "Problem", "Provider", "Role", "ServingMode", "Severity", "Taint",

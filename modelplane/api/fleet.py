@@ -44,6 +44,7 @@ from modelplane.api.base import (
     require_unique,
 )
 from modelplane.api.status import InferenceClusterStatus, SpecStatus
+from modelplane.api.gateway import GatewayAuth
 from modelplane.api.clouds import CapacityBlock, ClusterSpec, Provisioning, check_aks_pool_name
 from modelplane.api.values import QUANTITY_MAX_LENGTH, QUANTITY_PATTERN, SEMVER_PATTERN, check_quantity, check_version
 
@@ -305,13 +306,25 @@ class ServingStack(StrEnum):
 
 
 class ClusterGateway(Model):
-    """The cluster's inference Gateway, where every replica on the cluster is reached."""
+    """The cluster's inference Gateway, where every replica on the cluster is reached. It authenticates its callers
+    one way or is open on purpose (`api.refs.unauthenticated_cluster_gateways`): the fleet gateway's client
+    certificate when an InferenceGateway reaches the clusters over mutual TLS, `auth` in a fleet without an
+    InferenceGateway (callers reach the cluster's gateway directly), or `publicInference: true`."""
 
     public_inference: Bool = False
     """Let anyone who reaches this cluster's inference Gateway call every model on it, without authentication
-    (a warning says so). Without it, when the fleet's InferenceGateway reaches the clusters over TLS
-    (`clusterTLS`), the gateway requires the fleet gateway's client certificate
-    (`clusterTLS.clientCertificateSecret`), and validation fails if there is none. Defaults to false."""
+    (a warning says so). Defaults to false."""
+    auth: GatewayAuth | None = None
+    """Require an API key on every request to this cluster's inference Gateway (Envoy Gateway's SecurityPolicy
+    apiKeyAuth, the key removed before the request reaches an engine): for fleets without an InferenceGateway, whose
+    callers reach the clusters' gateways directly. With an InferenceGateway the fleet gateway authenticates the hop
+    (`clusterTLS.clientCertificateSecret`) instead."""
+
+    @model_validator(mode="after")
+    def _open_or_authenticated(self) -> ClusterGateway:
+        if self.public_inference and self.auth is not None:
+            raise FieldError(("auth",), "auth contradicts publicInference: true; remove one of them")
+        return self
 
 
 class InferenceClusterSpec(Model):
@@ -337,7 +350,7 @@ class InferenceClusterSpec(Model):
     Defaults to Standard."""
 
     gateway: ClusterGateway | None = None
-    """The cluster's inference Gateway: `publicInference: true` opens it to unauthenticated callers."""
+    """The cluster's inference Gateway: `auth` (API keys) or `publicInference: true` (open to everyone)."""
 
     @property
     def public_inference(self) -> bool:

@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 from modelplane.api.base import ClusterSource, Provider
 from modelplane.api.collisions import rendered_name_collisions
 from modelplane.api.fleet import InferenceClass, InferenceCluster
-from modelplane.api.gateway import UPSTREAM_NAME, InferenceGateway
+from modelplane.api.gateway import UPSTREAM_NAME, GatewayBackend, InferenceGateway
 from modelplane.api.manifests import Manifest, ObjectKey, Origin, object_key
 from modelplane.api.problems import Problem, Severity
 from modelplane.api.workload import ModelCache, ModelDeployment, ModelEndpoint
@@ -31,7 +31,7 @@ def check_references(objects: Sequence[Located], declared: set[ObjectKey], contr
     yield from zoneless_pools(objects)
     yield from cache_references(objects, declared)
     yield from gateways(objects, declared, control_cluster)
-    yield from unauthenticated_cluster_gateways(objects)
+    yield from unauthenticated_cluster_gateways(objects, declared)
     yield from gangs_without_cache(objects)
     yield from endpoint_loops(objects)
     yield from rendered_name_collisions(objects)
@@ -140,32 +140,54 @@ def gateways(objects: Sequence[Located], declared: set[ObjectKey], control_clust
                                  "reference")
 
 
-def unauthenticated_cluster_gateways(objects: Sequence[Located]) -> Iterator[Problem]:
-    """In a fleet whose InferenceGateway reaches the clusters over TLS (`clusterTLS`), every cluster's
-    inference Gateway (which the fleet gateway dials at its external address) authenticates its callers:
-    the fleet gateway's client certificate (`clusterTLS.clientCertificateSecret`) is required there,
-    unless the cluster says `spec.gateway.publicInference: true`, which is a warning. `plainHTTP: true`
-    is the fleet-wide opt-out (a local demo; compose warns that the clusters' gateways are open), and
-    fleets without an InferenceGateway are not checked (docs/security.md: the operator's part)."""
+def unauthenticated_cluster_gateways(objects: Sequence[Located], declared: set[ObjectKey]) -> Iterator[Problem]:
+    """Every cluster's inference Gateway (reachable at its external address: the fleet gateway dials it, and
+    without an InferenceGateway callers reach it directly) authenticates its callers, or its InferenceCluster
+    says `spec.gateway.publicInference: true` (compose warns: `gateways.security_warnings`). Authenticated
+    means: with an InferenceGateway, the fleet gateway's client certificate (`clusterTLS.clientCertificateSecret`, EnvoyGateway only) is required there;
+    without one, the cluster's own API keys (`spec.gateway.auth`). Anything else is an error: a plain-HTTP fleet
+    (no hop to authenticate) or a Traefik fleet gateway (it presents no client certificate) must open its clusters
+    explicitly, and `auth` on a cluster behind an InferenceGateway is refused (the fleet gateway removes the
+    caller's key before the hop, so every request would be refused). Nothing is said while a declared
+    InferenceGateway is itself refused: which rule applies depends on it."""
     gateway = next((obj for obj, _ in objects if isinstance(obj, InferenceGateway)), None)
-    if gateway is None or gateway.spec.plain_http:
+    if gateway is None and any(kind == "InferenceGateway" for kind, _, _ in declared):
         return
-    hop = gateway.spec.cluster_tls
+    hop = gateway.spec.cluster_tls if gateway else None
     mutual = hop is not None and hop.client_certificate_secret is not None
     for obj, origin in objects:
         if not isinstance(obj, InferenceCluster):
             continue
-        where = ("spec", "gateway", "publicInference")
+        keys = obj.spec.gateway.auth if obj.spec.gateway else None
         if obj.spec.public_inference:
-            yield origin.problem(object_key(obj), where, "publicInference: anyone who reaches this cluster's "
-                                 "inference Gateway can call every model on it, without authentication",
-                                 "public-inference", severity=Severity.WARNING)
-        elif not mutual:
-            yield origin.problem(object_key(obj), where, "the cluster's inference Gateway would accept every "
-                                 "caller unauthenticated: set clusterTLS.clientCertificateSecret (and caCertificates) "
-                                 f"on InferenceGateway {gateway.name}, so that the fleet gateway presents a client "
-                                 "certificate the cluster's gateway requires, or say spec.gateway.publicInference: "
-                                 "true to open it on purpose", "unauthenticated-cluster-gateway")
+            continue
+        if gateway is not None and keys is not None:
+            yield origin.problem(object_key(obj), ("spec", "gateway", "auth"), "API keys on a cluster's gateway are for "
+                                 f"fleets without an InferenceGateway: InferenceGateway {gateway.name} authenticates "
+                                 "the hop to this cluster with its client certificate "
+                                 "(clusterTLS.clientCertificateSecret); remove auth", "cluster-auth-behind-gateway")
+        elif gateway is None and keys is None:
+            yield origin.problem(object_key(obj), ("spec", "gateway"), "the cluster's inference Gateway would accept "
+                                 "every caller unauthenticated: set spec.gateway.auth.apiKeysSecret (callers send "
+                                 "an API key), or say spec.gateway.publicInference: true to open it on purpose",
+                                 "unauthenticated-cluster-gateway")
+        elif gateway is not None and not mutual:
+            yield origin.problem(object_key(obj), ("spec", "gateway", "publicInference"), "the cluster's inference "
+                                 f"Gateway would accept every caller unauthenticated: {_hop_fix(gateway)}, or say "
+                                 "spec.gateway.publicInference: true to open it on purpose",
+                                 "unauthenticated-cluster-gateway")
+
+
+def _hop_fix(gateway: InferenceGateway) -> str:
+    """How InferenceGateway `gateway` could authenticate its hop to the clusters, in an error's words."""
+    if gateway.spec.plain_http:
+        return (f"InferenceGateway {gateway.name} reaches the clusters over plain HTTP (plainHTTP: true), where no "
+                "client certificate can be presented; set tls and clusterTLS with clusterTLS.clientCertificateSecret")
+    if gateway.spec.backend is not GatewayBackend.ENVOY_GATEWAY:
+        return (f"InferenceGateway {gateway.name} runs on {gateway.spec.backend}, which presents no client "
+                "certificate; set backend: EnvoyGateway and clusterTLS.clientCertificateSecret")
+    return (f"set clusterTLS.clientCertificateSecret (and caCertificates) on InferenceGateway {gateway.name}, so that "
+            "the fleet gateway presents a client certificate the cluster's gateway requires")
 
 
 def endpoint_loops(objects: Sequence[Located]) -> Iterator[Problem]:

@@ -123,7 +123,8 @@ def manifest_findings(manifests: Manifests, settings: Settings, secrets: Collect
               for loc, message, code in prefill_decode.warnings(deployment)),
             *cache.storage_findings(manifests, settings), *selectors.unsatisfiable(manifests, evaluator),
             *vendors.cross_vendor(manifests),
-            *compose_secrets.findings(manifests.workloads, secrets), *gateways.security_warnings(manifests.fleet.gateway)]
+            *compose_secrets.findings(manifests.workloads, secrets), *gateways.security_warnings(manifests.fleet.gateway,
+                                                                             manifests.fleet.clusters)]
 
 
 def cache_objects(manifests: Manifests, settings: Settings, objects: dict[str, list[dict]]) -> None:

@@ -147,6 +147,7 @@ apiVersion: modelplane.ai/v1alpha1
 kind: InferenceCluster
 metadata: {name: c}
 spec:
+  gateway: {auth: {apiKeysSecret: inference-api-keys}}
   cluster: {source: Existing, existing: {kubeconfig: cKubeconfig}}
   nodePools:
   - {name: p, className: k, nodeCount: 1}

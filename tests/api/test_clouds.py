@@ -60,6 +60,7 @@ apiVersion: modelplane.ai/v1alpha1
 kind: InferenceCluster
 metadata: {name: aks-a}
 spec:
+  gateway: {auth: {apiKeysSecret: inference-api-keys}}
   cluster:
     source: AKS
     aks: {location: westeurope, kubernetesVersion: "1.34", credentials: {type: ProviderConfig, name: azure-prod}}
@@ -70,6 +71,7 @@ apiVersion: modelplane.ai/v1alpha1
 kind: InferenceCluster
 metadata: {name: nebius-a}
 spec:
+  gateway: {auth: {apiKeysSecret: inference-api-keys}}
   cluster:
     source: Nebius
     nebius: {}
@@ -80,6 +82,7 @@ apiVersion: modelplane.ai/v1alpha1
 kind: InferenceCluster
 metadata: {name: vultr-a}
 spec:
+  gateway: {auth: {apiKeysSecret: inference-api-keys}}
   cluster:
     source: Vultr
     vultr: {region: ewr}
@@ -90,6 +93,7 @@ apiVersion: modelplane.ai/v1alpha1
 kind: InferenceCluster
 metadata: {name: eks-a}
 spec:
+  gateway: {auth: {apiKeysSecret: inference-api-keys}}
   cluster:
     source: EKS
     eks: {region: us-east-2}
@@ -100,6 +104,7 @@ apiVersion: modelplane.ai/v1alpha1
 kind: InferenceCluster
 metadata: {name: byo-a}
 spec:
+  gateway: {auth: {apiKeysSecret: inference-api-keys}}
   cluster:
     source: Existing
     existing:
@@ -251,5 +256,5 @@ def test_zones_on_a_zoneless_cloud_are_a_warning() -> None:
     manifests = load_sources([("classes.yaml", CLASSES), ("clusters.yaml", swap(
         "nodeCount: 1, maxNodeCount: 3}", "nodeCount: 1, maxNodeCount: 3, zones: [ewr-1]}"))])
     assert [str(warning) for warning in manifests.warnings] == [
-        "clusters.yaml:29: warning: InferenceCluster vultr-a: spec.nodePools[0].zones: Vultr pools have no zones; "
+        "clusters.yaml:32: warning: InferenceCluster vultr-a: spec.nodePools[0].zones: Vultr pools have no zones; "
         "these are not used"]

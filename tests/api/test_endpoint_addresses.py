@@ -82,6 +82,7 @@ apiVersion: modelplane.ai/v1alpha1
 kind: InferenceCluster
 metadata: {name: c}
 spec:
+  gateway: {publicInference: true}
   cluster: {source: Existing, existing: {kubeconfig: cKubeconfig}}
   nodePools:
   - {name: p, className: k, nodeCount: 1}

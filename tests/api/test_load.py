@@ -18,7 +18,7 @@ EXAMPLES = Path(__file__).parent.parent.parent / "examples"
 def test_a_directory_is_read_recursively_skipping_hidden_entries(tmp_path: Path) -> None:
     (tmp_path / "fleet" / "classes").mkdir(parents=True)
     (tmp_path / "fleet" / "classes" / "h100.yml").write_text(FILES["class.yaml"])
-    (tmp_path / "fleet" / "cluster.yaml").write_text(FILES["cluster.yaml"])
+    (tmp_path / "fleet" / "cluster.yaml").write_text(FILES["cluster.yaml"] + "  gateway: {publicInference: true}\n")
     (tmp_path / ".git").mkdir()
     (tmp_path / ".git" / "broken.yaml").write_text("{{{")
     (tmp_path / "README.md").write_text("# not a manifest")

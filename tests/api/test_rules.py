@@ -7,10 +7,12 @@ and what is allowed. Each case edits one line of a valid manifest set, so the li
 from __future__ import annotations
 
 from dataclasses import dataclass
+from textwrap import indent
 
 import pytest
 
 from modelplane.api import ManifestErrors, Severity, load_sources
+from tests.builders import FLEET_CA
 
 CLASS = """\
 apiVersion: modelplane.ai/v1alpha1
@@ -107,8 +109,13 @@ metadata:
   name: fleet
 spec:
   cluster: gke-a
-  plainHTTP: true
-"""
+  tls: {certificateSecret: fleet-tls}
+  clusterTLS:
+    certificateSecret: cluster-tls
+    domain: clusters.example.com
+    clientCertificateSecret: fleet-client
+    caCertificates: |
+""" + indent(FLEET_CA, " " * 6)
 
 SERVICE = """\
 apiVersion: modelplane.ai/v1alpha1
@@ -244,6 +251,34 @@ RULES = [
          edit("gateway.yaml", "cluster: gke-a", "cluster: nowhere"),
          ["gateway.yaml:6: InferenceGateway fleet: spec.cluster: InferenceCluster 'nowhere' is not defined "
           "(defined: gke-a)"]),
+    Rule("a plain-HTTP fleet's clusters must say their gateways take every caller",
+         {**FILES, "gateway.yaml": GATEWAY.split("  tls:")[0] + "  plainHTTP: true\n"},
+         ["cluster.yaml:6: InferenceCluster gke-a: spec.gateway.publicInference: the cluster's inference Gateway "
+          "would accept every caller unauthenticated: InferenceGateway fleet reaches the clusters over plain HTTP "
+          "(plainHTTP: true), where no client certificate can be presented; set tls and clusterTLS with "
+          "clusterTLS.clientCertificateSecret, or say spec.gateway.publicInference: true to open it on purpose"]),
+    Rule("a TLS hop without the fleet gateway's client certificate leaves the clusters open",
+         edit("gateway.yaml", "    clientCertificateSecret: fleet-client\n", ""),
+         ["cluster.yaml:6: InferenceCluster gke-a: spec.gateway.publicInference: the cluster's inference Gateway "
+          "would accept every caller unauthenticated: set clusterTLS.clientCertificateSecret (and caCertificates) on "
+          "InferenceGateway fleet, so that the fleet gateway presents a client certificate the cluster's gateway "
+          "requires, or say spec.gateway.publicInference: true to open it on purpose"]),
+    Rule("without an InferenceGateway each cluster's gateway needs API keys",
+         {name: text for name, text in FILES.items() if name not in ("gateway.yaml", "service.yaml")},
+         ["cluster.yaml:6: InferenceCluster gke-a: spec.gateway: the cluster's inference Gateway would accept every "
+          "caller unauthenticated: set spec.gateway.auth.apiKeysSecret (callers send an API key), or say "
+          "spec.gateway.publicInference: true to open it on purpose"]),
+    Rule("a cluster that opens its gateway on purpose loads, warned about by compose",
+         edit("cluster.yaml", "spec:\n", "spec:\n  gateway: {publicInference: true}\n"), []),
+    Rule("API keys on a cluster behind an InferenceGateway are refused",
+         edit("cluster.yaml", "spec:\n", "spec:\n  gateway: {auth: {apiKeysSecret: keys}}\n"),
+         ["cluster.yaml:7: InferenceCluster gke-a: spec.gateway.auth: API keys on a cluster's gateway are for "
+          "fleets without an InferenceGateway: InferenceGateway fleet authenticates the hop to this cluster with its "
+          "client certificate (clusterTLS.clientCertificateSecret); remove auth"]),
+    Rule("API keys and publicInference contradict each other",
+         edit("cluster.yaml", "spec:\n", "spec:\n  gateway: {publicInference: true, auth: {apiKeysSecret: keys}}\n"),
+         ["cluster.yaml:7: InferenceCluster gke-a: spec.gateway.auth: auth contradicts publicInference: true; "
+          "remove one of them"]),
     Rule("cluster-scoped kinds take no namespace",
          edit("class.yaml", "  name: h100\n", "  name: h100\n  namespace: ml\n"),
          ["class.yaml:5: InferenceClass ml/h100: metadata.namespace: InferenceClass is cluster-scoped: remove "

@@ -22,6 +22,7 @@ CLUSTER = """apiVersion: modelplane.ai/v1alpha1
 kind: InferenceCluster
 metadata: {name: gpu}
 spec:
+  gateway: {auth: {apiKeysSecret: inference-api-keys}}
   cluster: {source: Existing, existing: {kubeconfig: gpuKubeconfig}}
   nodePools: [{name: h100, className: h100}]
 """
@@ -36,7 +37,7 @@ def test_the_stack_defaults_to_standard_and_takes_dynamo() -> None:
 def test_an_unknown_stack_names_the_allowed_ones() -> None:
     with pytest.raises(ManifestErrors) as errors:
         load_sources([("k.yaml", CLASS), ("c.yaml", CLUSTER + "  stack: LWS\n")])
-    assert str(errors.value) == ("c.yaml:7: InferenceCluster gpu: spec.stack: must be one of 'Standard' or 'Dynamo'; "
+    assert str(errors.value) == ("c.yaml:8: InferenceCluster gpu: spec.stack: must be one of 'Standard' or 'Dynamo'; "
                                  "got 'LWS'")
 
 

@@ -32,6 +32,7 @@ spec:
     existing: {kubeconfig: starterKubeconfig}
   nodePools:
   - {name: gpu, className: l4, nodeCount: 1}
+  gateway: {publicInference: true}   # upstream's clusters take every caller: here they must say so
 ---
 apiVersion: modelplane.ai/v1alpha1
 kind: InferenceClass

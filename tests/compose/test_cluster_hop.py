@@ -92,8 +92,8 @@ def test_a_cluster_that_says_public_inference_is_left_open_and_warned_about() ->
     assert [o["kind"] for o in inference_objects(out, "onprem-us-east")
             if o["kind"] in ("ClientTrafficPolicy", "ConfigMap")] == []
     assert find(inference_objects(out, "eks-us-west"), "ClientTrafficPolicy", "inference-clients")
-    warnings = load_sources(sources(OPEN_ONPREM)).warnings
-    assert [(w.code, w.subject, w.path) for w in warnings] == [
+    assert load_sources(sources(OPEN_ONPREM)).warnings == (), "said once, by compose with the gateway's warnings"
+    assert [(w.code, w.subject, w.path) for w in out.warnings] == [
         ("public-inference", "InferenceCluster onprem-us-east", "spec.gateway.publicInference")]
 
 
@@ -228,3 +228,25 @@ def test_the_backend_api_is_off_without_an_envoy_gateway_fleet_gateway(example: 
     """kimi-k2 has no InferenceGateway; getting-started's runs on Traefik (Services, no Backends)."""
     manifests = load([ROOT / "examples" / example])
     assert set(backend_api(render(manifests, place(manifests.fleet, manifests.workloads))).values()) == {False}
+
+
+def test_without_an_inference_gateway_each_cluster_gateway_requires_its_api_keys() -> None:
+    """examples/qwen3-8b has no InferenceGateway: callers reach the cluster's gateway directly, so it carries
+    Envoy Gateway's SecurityPolicy apiKeyAuth (v1.7 api_key_auth_types.go: credentialRefs, extractFrom,
+    forwardClientIDHeader, sanitize) naming the cluster's Secret, and the object is valid against that CRD."""
+    manifests = load([ROOT / "examples" / "qwen3-8b"])
+    out = render(manifests, place(manifests.fleet, manifests.workloads))
+    policy = find(inference_objects(out, "starter"), "SecurityPolicy", "inference")
+    assert policy["metadata"]["namespace"] == "modelplane-system"
+    assert policy["spec"] == {
+        "targetRefs": [{"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": "inference"}],
+        "apiKeyAuth": {"credentialRefs": [{"kind": "Secret", "name": "inference-api-keys"}],
+                       "extractFrom": [{"headers": ["Authorization"]}], "forwardClientIDHeader": "x-client-id",
+                       "sanitize": True}}
+    assert problems(policy) == []
+    assert [w.code for w in out.warnings] == [], "authenticated: nothing to warn about"
+
+
+def test_a_cluster_behind_the_mutual_tls_hop_carries_no_api_key_policy() -> None:
+    for cluster in CLUSTERS:
+        assert [o for o in inference_objects(rendered(), cluster) if o["kind"] == "SecurityPolicy"] == [], cluster

@@ -82,7 +82,8 @@ def test_classes_prints_a_block_that_validates_clean_against_its_own_slices(
                   "spec": {"devices": devices}} for pool, devices in blocks.items()]
     documents.append({"apiVersion": "modelplane.ai/v1alpha1", "kind": "InferenceCluster", "metadata": {"name": "c"},
                       "spec": {"cluster": {"source": "Existing", "existing": {"kubeconfig": "k"}},
-                               "nodePools": [{"name": pool, "className": pool} for pool in blocks]}})
+                               "nodePools": [{"name": pool, "className": pool} for pool in blocks],
+                               "gateway": {"auth": {"apiKeysSecret": "inference-api-keys"}}}})
     (tmp_path / "fleet.yaml").write_text(yaml.safe_dump_all(documents))
     assert main(["validate", str(tmp_path / "fleet.yaml"), "--against-slices", SLICES]) == 0
     assert "warning" not in capsys.readouterr().err

@@ -30,6 +30,9 @@ CERT_MANAGER = ("  hostname: models.example.com\n  tls: {certificateSecret: flee
                 "  clusterTLS:\n    certificateSecret: cluster-cert\n    domain: clusters.example.com\n"
                 f"    certManager: {{issuer: fleet-ca, issuerKind: Issuer}}\n{CLIENT}    caCertificates: {CA}")
 CLUSTER_SPEC = "    modelplane.ai/region: us-central\nspec:\n"
+DEMO_OPEN = ("  gateway:\n    # A local demo over plain HTTP: anyone who reaches this cluster's gateway may call its models.\n"
+             "    publicInference: true\n")
+"""What the plain-HTTP demo's cluster says; a secured gateway authenticates the hop instead."""
 
 
 def rendered(security: str = PLAIN, backend: str = "", public: bool = False) -> Rendered:
@@ -37,8 +40,9 @@ def rendered(security: str = PLAIN, backend: str = "", public: bool = False) -> 
     `public`: its cluster says `spec.gateway.publicInference: true`."""
     line = next(line for line in (EXAMPLE / "fleet.yaml").read_text().splitlines() if line.startswith(PLAIN))
     opened = CLUSTER_SPEC + "  gateway: {publicInference: true}\n" if public else CLUSTER_SPEC
-    sources = [(str(p), p.read_text().replace(line + "\n", backend + security).replace(CLUSTER_SPEC, opened))
-               for p in sorted(EXAMPLE.glob("*.yaml"))]
+    demo = DEMO_OPEN if CLIENT in security or public else ""
+    sources = [(str(p), p.read_text().replace(line + "\n", backend + security).replace(demo, "")
+                .replace(CLUSTER_SPEC, opened)) for p in sorted(EXAMPLE.glob("*.yaml"))]
     manifests = load_sources(sources)
     return render(manifests, place(manifests.fleet, manifests.workloads))
 
@@ -143,7 +147,7 @@ def test_plain_http_is_the_old_gateway_and_warned_about() -> None:
     assert find(out.gateway, "Gateway")["spec"]["listeners"][0] == {
         "name": "http", "protocol": "HTTP", "port": 80, "allowedRoutes": {"namespaces": {"from": "All"}}}
     [warning] = out.warnings
-    assert (warning.code, warning.path, warning.line) == ("plain-http-gateway", "spec.plainHTTP", 54)
+    assert (warning.code, warning.path, warning.line) == ("plain-http-gateway", "spec.plainHTTP", 57)
 
 
 def test_a_secured_gateway_without_auth_is_warned_about() -> None:

@@ -10,6 +10,7 @@ the addresses the mock engine gives each Gateway (tests/pulumi/harness.py).
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -32,6 +33,8 @@ TRAEFIK_GATEWAY = """spec:
 HOSTED = "url: https://api.inference-provider.example.com/\n  rewritePath: /\n"
 HOSTED_OPENAI = "url: https://api.inference-provider.example.com/openai/\n  rewritePath: /openai/\n"
 RELEASE = "kubernetes:helm.sh/v3:Release"
+OPEN = re.compile(r"(kind: InferenceCluster\n(?:.*\n)*?spec:\n)")
+"""Each cluster's spec: on plain HTTP the clusters' gateways must say they take every caller."""
 
 
 def traefik_manifests(directory: Path) -> str:
@@ -39,7 +42,7 @@ def traefik_manifests(directory: Path) -> str:
     for file in DEMO.glob("*.yaml"):
         text = file.read_text().replace(HOSTED, HOSTED_OPENAI)
         if ENVOY_GATEWAY in text:  # the gateway is fleet.yaml's last document
-            text = text.split(ENVOY_GATEWAY)[0] + TRAEFIK_GATEWAY
+            text = OPEN.sub(r"\1  gateway: {publicInference: true}\n", text.split(ENVOY_GATEWAY)[0] + TRAEFIK_GATEWAY)
         (directory / file.name).write_text(text)
     assert "backend: Traefik" in (directory / "fleet.yaml").read_text()
     assert "rewritePath: /openai/" in (directory / "qwen.yaml").read_text()

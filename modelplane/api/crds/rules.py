@@ -20,7 +20,15 @@ from typing import Any
 from pydantic import BaseModel
 
 from modelplane.api.clouds import ClusterSpec, ExistingCluster, Provisioning
-from modelplane.api.fleet import Attribute, ClassDevice, Fabric, InferenceClassSpec, InferenceClusterSpec, NodePool
+from modelplane.api.fleet import (
+    Attribute,
+    ClassDevice,
+    ClusterGateway,
+    Fabric,
+    InferenceClassSpec,
+    InferenceClusterSpec,
+    NodePool,
+)
 from modelplane.api.gateway import InferenceGatewaySpec, Traefik
 from modelplane.api.workload import (
     Container,
@@ -101,6 +109,8 @@ RULES: dict[type[BaseModel], tuple[Rule, ...]] = {
     Traefik: (  # Traefik._metallb_with_its_load_balancer
         Rule("has(self.metallb) == (has(self.loadBalancer) && self.loadBalancer == 'MetalLB')",
              "metallb.addressPool is set exactly when loadBalancer is MetalLB", ".metallb"),),
+    ClusterGateway: (  # ClusterGateway._open_or_authenticated
+        Rule("!has(self.auth) || !self.publicInference", "auth contradicts publicInference: true", ".auth"),),
     InferenceGatewaySpec: (  # InferenceGatewaySpec._traefik_with_its_backend, _secure_unless_plain_http
         Rule("!has(self.traefik) || self.backend == 'Traefik'", "traefik is only allowed when backend is Traefik",
              ".traefik"),

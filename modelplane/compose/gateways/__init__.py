@@ -42,7 +42,7 @@ def cluster_stack(cluster: InferenceCluster, settings: Settings, gateway: Infere
                   drivers: Collection[str] = ()) -> tuple[Addon, ...]:
     """`stack.serving_stack`, with the gateway backend's CRDs first and its add-ons last on the
     cluster that hosts the fleet gateway; `drivers` as there (`stack.class_drivers`)."""
-    inference_gateway = tls.cluster_gateway_objects(gateway, cluster.name, cluster.spec.public_inference)
+    inference_gateway = tls.cluster_gateway_objects(gateway, cluster.name, cluster.spec.gateway)
     if gateway is None or gateway.host != cluster.name:
         return stack.serving_stack(cluster, settings, inference_gateway=inference_gateway, drivers=drivers)
     implementation = backend(gateway)
@@ -69,19 +69,26 @@ def control_stack(settings: Settings, gateway: InferenceGateway) -> tuple[Addon,
                                before=implementation.crds(settings), after=implementation.addons(gateway, settings))
 
 
-def security_warnings(gateway: InferenceGateway | None) -> list[Finding]:
-    """What the gateway leaves open, once: plain HTTP asked for (`plainHTTP`), else no authentication."""
+def security_warnings(gateway: InferenceGateway | None, clusters: Sequence[InferenceCluster]) -> list[Finding]:
+    """What the fleet leaves open: the gateway's plain HTTP (`plainHTTP`, which also opens every cluster's
+    gateway) or else its missing authentication, once; and, outside a plain-HTTP fleet, each cluster whose
+    inference Gateway takes every caller (`publicInference`)."""
+    plain = gateway is not None and gateway.spec.plain_http
+    opened = [Finding(cluster, ("spec", "gateway", "publicInference"), "publicInference: anyone who reaches this "
+                      "cluster's inference Gateway can call every model on it, without authentication",
+                      "public-inference") for cluster in clusters if cluster.spec.public_inference and not plain]
     if gateway is None:
-        return []
+        return opened
     unauthenticated = "" if gateway.spec.auth else ", and without auth anyone who reaches it can call every model"
-    if gateway.spec.plain_http:
+    if plain:
         return [Finding(gateway, ("spec", "plainHTTP"), "the fleet gateway serves plain HTTP and reaches the clusters' "
-                        f"gateways over plain HTTP: anyone on the path reads prompts and completions{unauthenticated}; "
+                        "gateways over plain HTTP, which take every caller (publicInference): anyone on the path "
+                        f"reads prompts and completions{unauthenticated}; "
                         "a local demo only (set tls and clusterTLS for anything else)", "plain-http-gateway")]
     if gateway.spec.auth is None:
         return [Finding(gateway, ("spec", "auth"), "no auth: anyone who reaches the fleet gateway can call every "
-                        "model (set auth.apiKeysSecret, on backend EnvoyGateway)", "unauthenticated-gateway")]
-    return []
+                        "model (set auth.apiKeysSecret, on backend EnvoyGateway)", "unauthenticated-gateway"), *opened]
+    return opened
 
 
 def bind_addresses(manifest: dict, addresses: Mapping[str, str]) -> dict:

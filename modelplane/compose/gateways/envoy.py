@@ -24,7 +24,7 @@ from collections.abc import Sequence
 
 from modelplane.api import InferenceGateway, ModelService
 from modelplane.compose import names
-from modelplane.compose.gateways import tls
+from modelplane.compose.gateways import keys, tls
 from modelplane.compose.gateways.contract import Destination
 from modelplane.compose.serving import replica_path
 from modelplane.compose.settings import Settings
@@ -59,9 +59,8 @@ def gateway_object(gateway: InferenceGateway, namespaces: Sequence[str]) -> dict
 def gateway_policies(gateway: InferenceGateway) -> list[dict]:
     """With a client certificate for the cluster hop (`clusterTLS.clientCertificateSecret`), the fleet
     Gateway's EnvoyProxy: it presents that certificate to every TLS backend (Envoy Gateway's
-    `backendTLS.clientCertificateRef`, the Secret beside it in modelplane-system). With `auth`, a
-    SecurityPolicy on the fleet Gateway: every request needs an API key of the Secret
-    (`Authorization: Bearer <key>`); the matched client id goes upstream as `x-client-id`."""
+    `backendTLS.clientCertificateRef`, the Secret beside it in modelplane-system). With `auth`, its API keys
+    (`keys.api_key_policy`)."""
     client = tls.fleet_client_certificate(gateway)
     proxy = [] if client is None else [{
         "apiVersion": BACKEND_API, "kind": "EnvoyProxy",
@@ -69,12 +68,7 @@ def gateway_policies(gateway: InferenceGateway) -> list[dict]:
         "spec": {"backendTLS": {"clientCertificateRef": {"group": "", "kind": "Secret", "name": client}}}}]
     if gateway.spec.auth is None:
         return proxy
-    return [*proxy, {"apiVersion": BACKEND_API, "kind": "SecurityPolicy",
-             "metadata": {"name": FLEET_GATEWAY, "namespace": SYSTEM_NAMESPACE, "labels": names.managed()},
-             "spec": {"targetRefs": [{"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": FLEET_GATEWAY}],
-                      "apiKeyAuth": {"credentialRefs": [{"kind": "Secret", "name": gateway.spec.auth.api_keys_secret}],
-                                     "extractFrom": [{"headers": ["Authorization"]}],
-                                     "forwardClientIDHeader": "x-client-id", "sanitize": True}}}]
+    return [*proxy, keys.api_key_policy(FLEET_GATEWAY, gateway.spec.auth)]
 
 
 def service_objects(service: ModelService, destinations: Sequence[Destination], weights: Sequence[int]) -> list[dict]:

@@ -28,8 +28,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from modelplane.api import CertManager, InferenceGateway
+from modelplane.api import CertManager, ClusterGateway, InferenceGateway
 from modelplane.compose import names
+from modelplane.compose.gateways import keys
 from modelplane.compose.stack import (
     GATEWAY_PORT,
     INFERENCE_GATEWAY,
@@ -122,16 +123,20 @@ def cluster_port(tls: TLS | None) -> int:
     return CLUSTER_TLS_PORT if tls else GATEWAY_PORT
 
 
-def cluster_gateway_objects(gateway: InferenceGateway | None, cluster: str, public: bool = False) -> tuple[dict, ...]:
-    """A workload cluster's inference Gateway (its Certificate, and unless `public` what requires the fleet
-    gateway's client certificate), as the module docstring says."""
+def cluster_gateway_objects(gateway: InferenceGateway | None, cluster: str,
+                            access: ClusterGateway | None = None) -> tuple[dict, ...]:
+    """A workload cluster's inference Gateway (its Certificate, and unless `access` says publicInference what
+    requires the fleet gateway's client certificate), as the module docstring says; with `access.auth` (a fleet
+    without an InferenceGateway: validation refuses it behind one) the SecurityPolicy requiring its API keys."""
     tls, hop = gateway.spec.cluster_tls if gateway else None, cluster_tls(gateway, cluster)
+    public = access is not None and access.public_inference
+    policies = (keys.api_key_policy(INFERENCE_GATEWAY, access.auth),) if access and access.auth else ()
     if tls is None or hop is None:
-        return (gateway_object(INFERENCE_GATEWAY, GATEWAY_PORT),)
+        return (gateway_object(INFERENCE_GATEWAY, GATEWAY_PORT), *policies)
     listener = gateway_object(INFERENCE_GATEWAY, CLUSTER_TLS_PORT, certificate=tls.certificate_secret,
                               selector={"matchLabels": names.managed()})
     kept = (certificate(tls.certificate_secret, hop.hostname, tls.cert_manager),) if tls.cert_manager else ()
-    return (*kept, listener, *(() if public else client_validation(gateway)))
+    return (*kept, listener, *(() if public else client_validation(gateway)), *policies)
 
 
 def backend_tls_policy(metadata: dict, target: dict, tls: TLS) -> dict:
