@@ -19,6 +19,7 @@ import yaml
 
 from tests.e2e.conftest import ROOT, kubectl
 from modelplane.local.servers import Fleet
+from tests.compose.test_secured_gateway import DEMO_OPEN
 from tests.e2e.test_server_side_validation import apply, delete
 
 pytestmark = pytest.mark.e2e
@@ -36,7 +37,8 @@ SECURED = ("  hostname: models.example.com\n  tls: {certificateSecret: fleet-cer
 def test_the_secured_gateway_objects_are_accepted_as_written(fleet: Fleet, tools: Path, tmp_path: Path) -> None:
     for path in EXAMPLE.glob("*.yaml"):
         lines = [line for line in path.read_text().splitlines(keepends=True) if not line.startswith(PLAIN)]
-        (tmp_path / path.name).write_text("".join(lines).replace("  cluster: starter\n", "  cluster: starter\n" + SECURED))
+        secured = "".join(lines).replace(DEMO_OPEN, "").replace("  cluster: starter\n", "  cluster: starter\n" + SECURED)
+        (tmp_path / path.name).write_text(secured)
     rendered = subprocess.run([str(ROOT / ".venv" / "bin" / "modelplane"), "plan", str(tmp_path), "--render",
                                str(tmp_path / "out")], capture_output=True, text=True, timeout=300)
     assert rendered.returncode == 0, rendered.stderr
