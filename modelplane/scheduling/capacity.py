@@ -59,9 +59,9 @@ a 2-core machine shared with other work, so upper bounds): 12 x 160 at 115% went
 about 60% of the deployments planned again still place what they placed in the record), then by
 about a fifth with the charges before a candidate's start copied from a checkpoint and summed per
 stage (`rerun.py`; back to back on the shared machine: 28-30 s before, 22-25 s after at load average
-3-4; 25.7 s before, 20.4 s after at 2), peak RSS
-75 MB; still far from the 5 s the issue asks, and 100 x 1,000 still takes minutes, so it is meant
-for the CLI, not for the Pulumi program. What costs is the stages between a candidate's start and
+3-4; 25.7 s before, 20.4 s after at 2), peak RSS 75 MB; still far from the 5 s the issue asks,
+and 100 x 1,000 still takes about 10 CPU-minutes, so it is meant for the CLI, not for the Pulumi
+program. What costs is the stages between a candidate's start and
 its target: a failing candidate plans about 23 of them again, because the raise lets earlier short
 deployments move or grow across many pools before the target's turn (after only 16 of the 24,688
 stages planned again did every pool but the raised one hold the record's pods again). Two cheap
