@@ -65,11 +65,11 @@ program. What costs is the stages between a candidate's start and
 its target: a failing candidate plans about 23 of them again, because the raise lets earlier short
 deployments move or grow across many pools before the target's turn (after only 16 of the 24,688
 stages planned again did every pool but the raised one hold the record's pods again). Two cheap
-proofs that a candidate cannot place its target were measured and dropped, as neither fired on
-this fleet: the target's fill against the most optimistic ledger (only the charges before the
+tests that a candidate cannot place its target were measured and dropped: the target's fill against the most optimistic ledger (only the charges before the
 start) rejects 193 of the 994 failing candidates, but is not sound for a greedy fill without a
-bound per cluster; and an earlier one-engine deployment of the same kind left short (then nothing
-fits the target either) was so in 2 of the 1,065 plans (docs/capacity-search.md).
+bound per cluster; and a sound one, an earlier one-engine deployment of the same kind left short
+(then nothing fits the target either), would have ended 2 of the 1,065 plans early
+(docs/capacity-search.md).
 """
 
 from __future__ import annotations
