@@ -61,15 +61,15 @@ about a fifth with the charges before a candidate's start copied from a checkpoi
 stage (`rerun.py`; back to back on the shared machine: 28-30 s before, 22-25 s after at load average
 3-4; 25.7 s before, 20.4 s after at 2), peak RSS 75 MB; still far from the 5 s the issue asks,
 and 100 x 1,000 still takes about 10 CPU-minutes, so it is meant for the CLI, not for the Pulumi
-program. What costs is the stages between a candidate's start and
-its target: a failing candidate plans about 23 of them again, because the raise lets earlier short
-deployments move or grow across many pools before the target's turn (after only 16 of the 24,688
-stages planned again did every pool but the raised one hold the record's pods again). Two cheap
-tests that a candidate cannot place its target were measured and dropped: the target's fill against the most optimistic ledger (only the charges before the
-start) rejects 193 of the 994 failing candidates, but is not sound for a greedy fill without a
-bound per cluster; and a sound one, an earlier one-engine deployment of the same kind left short
-(then nothing fits the target either), would have ended 2 of the 1,065 plans early
-(docs/capacity-search.md).
+program. What costs is the stages between a candidate's start and its target: a failing candidate
+plans about 23 of them again, because the raise lets earlier short deployments move or grow across
+many pools before the target's turn (after only 16 of the 24,688 stages planned again did every
+pool but the raised one hold the record's pods again). Two cheap tests that a candidate cannot
+place its target were measured and dropped: the target's fill against the most optimistic ledger
+(only the charges before the start) rejects 193 of the 994 failing candidates, but is not sound for
+a greedy fill without a bound per cluster; and a sound one, an earlier one-engine deployment of the
+same kind left short (then nothing fits the target either), would have ended 2 of the 1,065 plans
+early (docs/capacity-search.md).
 """
 
 from __future__ import annotations
