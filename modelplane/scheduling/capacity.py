@@ -56,9 +56,20 @@ recorded plan of the changes chosen so far and that of the best candidate of the
 deployment are kept. Measured on the generated fleet (benchmarks/capacity_fleet.py, CPU seconds on
 a 2-core machine shared with other work, so upper bounds): 12 x 160 at 115% went from 37 s to
 23-26 s with the per-check skipping (1,065 candidate plans; 990 of them fail at their target, and
-about 60% of the deployments planned again still place what they placed in the record), peak RSS
-about 80 MB; still far from the 5 s the issue asks, and 100 x 1,000 still takes minutes, so it is
-meant for the CLI, not for the Pulumi program.
+about 60% of the deployments planned again still place what they placed in the record), then by
+about a fifth with the charges before a candidate's start copied from a checkpoint and summed per
+stage (`rerun.py`; back to back on the shared machine: 28-30 s before, 22-25 s after at load average
+3-4; 25.7 s before, 20.4 s after at 2), peak RSS 75 MB; still far from the 5 s the issue asks,
+and 100 x 1,000 still takes about 10 CPU-minutes, so it is meant for the CLI, not for the Pulumi
+program. What costs is the stages between a candidate's start and its target: a failing candidate
+plans about 23 of them again, because the raise lets earlier short deployments move or grow across
+many pools before the target's turn (after only 16 of the 24,688 stages planned again did every
+pool but the raised one hold the record's pods again). Two cheap tests that a candidate cannot
+place its target were measured and dropped: the target's fill against the most optimistic ledger
+(only the charges before the start) rejects 193 of the 994 failing candidates, but is not sound for
+a greedy fill without a bound per cluster; and a sound one, an earlier one-engine deployment of the
+same kind left short (then nothing fits the target either), would have ended 2 of the 1,065 plans
+early (docs/capacity-search.md).
 """
 
 from __future__ import annotations

@@ -62,6 +62,13 @@ class Load:
             found = self._needs[use] = (surge_need if self.surge else need)(self.per_node, whole, merged)
         return found
 
+    def copy(self, capacity: int) -> Load:
+        """This load with `capacity` (the memo too: a pool's need does not depend on its capacity)."""
+        other = Load(capacity, self.per_node, self.surge)
+        other.whole, other.shared, other.sharing = self.whole, dict(self.shared), self.sharing
+        other.shared_need, other.need, other._needs = self.shared_need, self.need, dict(self._needs)
+        return other
+
     def add(self, use: Use) -> None:
         self.need = self.need_with(use)
         self._needs.clear()
@@ -98,7 +105,36 @@ class Ledger:
             self.loads[key].capacity = capacity
         self._holders: dict[PoolKey, dict[str, Use]] = {}
         self._sorted_holders: dict[PoolKey, dict[str, Use]] = {}
+        self._shared: set[PoolKey] = set()
+        """The pools whose `Load` and holders another ledger may hold too (`copy`): copied before
+        the first charge."""
         self.watch: Watch | None = None
+
+    def copy(self, capacities: dict[PoolKey, int]) -> Ledger:
+        """A ledger with this one's charges, `capacities` replacing the capacity of the pools it
+        names. Copy on write: both ledgers hold the same `Load` of every other pool until either
+        charges it, so a copy costs a dict of the pools, not a load per pool (the capacity search
+        copies a checkpoint per candidate plan, `rerun.py`)."""
+        other = Ledger.__new__(Ledger)
+        other.loads = dict(self.loads)
+        other._holders = dict(self._holders)
+        other._sorted_holders = dict(self._sorted_holders)
+        other.watch = None
+        self._shared = set(self.loads)
+        other._shared = set(self.loads)
+        for pool, capacity in capacities.items():
+            if capacity != other.loads[pool].capacity:
+                other._own(pool, capacity)
+        return other
+
+    def _own(self, pool: PoolKey, capacity: int | None = None) -> None:
+        """Give the pool a `Load` and holders of its own, before changing them."""
+        self._shared.discard(pool)
+        load = self.loads[pool]
+        self.loads[pool] = load.copy(load.capacity if capacity is None else capacity)
+        held = self._holders.get(pool)
+        if held is not None:
+            self._holders[pool] = dict(held)
 
     def capacity(self, pool: PoolKey) -> int:
         return self.loads.get(pool, _EMPTY).capacity
@@ -132,6 +168,8 @@ class Ledger:
         has (`rerun.py`): it fitted then, so it fits now, and is not checked again."""
         for pool, use in charges.items():
             if use.whole or use.shared:
+                if pool in self._shared:
+                    self._own(pool)
                 self.loads[pool].add(use)
                 held = self._holders.setdefault(pool, {})
                 held[deployment] = held.get(deployment, NOTHING) + use

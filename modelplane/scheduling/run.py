@@ -70,12 +70,13 @@ class Run:
         self.commits: list[tuple[Replica, dict[PoolKey, Use]]] | None = None
         """When a list, each replica charged and its charges, in order (capacity search, `rerun.py`)."""
 
-    def fork(self, capacities: dict[PoolKey, int]) -> Run:
-        """A run of the same fleet and workloads with the pools of `capacities` resized and nothing
-        charged yet. It shares every memo with this run: none depends on a pool's capacity (where an
-        engine can run, eligibility, shapes and placements depend on classes, labels and taints)."""
+    def fork(self, ledger: Ledger) -> Run:
+        """A run of the same fleet and workloads on `ledger` (of this run's snapshot, pools maybe
+        resized), with no pool marked dead. It shares every memo with this run: none depends on a
+        pool's capacity or load (where an engine can run, eligibility, shapes and placements depend
+        on classes, labels and taints)."""
         other = copy.copy(self)
-        other.ledger = Ledger(self.snapshot, capacities)
+        other.ledger = ledger
         other.dead = {}
         other.commits = None
         return other

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from unittest import mock
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from modelplane.api import Fleet, Workloads
 from modelplane.scheduling import place
-from modelplane.scheduling.ledger import PoolKey
+from modelplane.scheduling.ledger import Ledger, PoolKey
+from modelplane.scheduling.packing import Use
 from modelplane.scheduling.placement import Replica
 from modelplane.scheduling.rerun import RaiseError, Record, record, rerun
 from modelplane.scheduling.run import Run
@@ -99,3 +102,50 @@ def test_a_rerun_never_lowers_a_pool() -> None:
     found = record(Run(fleet(cluster("a", exclusive_pool("gpu", nodes=2))), workloads(deployment("d"))), None)
     with pytest.raises(RaiseError, match="pool a/gpu: 1 nodes is fewer than the 2"):
         rerun(found, {("a", "gpu"): 1}, 0, None)
+
+
+def _state(ledger: Ledger) -> dict[PoolKey, tuple[object, ...]]:
+    return {pool: (load.capacity, load.whole, dict(load.shared), load.need, ledger.holders(pool))
+            for pool, load in ledger.loads.items()}
+
+
+def _charged(found: Record, stage: int, capacities: dict[PoolKey, int]) -> Ledger:
+    """A fresh ledger charged replica by replica with what the record charged before `stage`."""
+    ledger = Ledger(found.run.snapshot, capacities)
+    for replica, charges in _commits(found, stage):
+        ledger.restore(replica.deployment, charges)
+    return ledger
+
+
+def _commits(found: Record, stage: int | None = None) -> list[tuple[Replica, dict[PoolKey, Use]]]:
+    """What retain and the fill stages before `stage` (all when None) charged, replica by replica."""
+    return [*found.kept, *(commit for commits in found.filled[:stage] for commit in commits)]
+
+
+@SETTINGS
+@given(clusters(), deployments(), st.booleans(), st.integers(1, 3), st.data())
+def test_the_ledger_before_a_stage_is_the_records_charges_before_it(cs, ds, sticky, checkpoints, data) -> None:
+    """Checkpoints (every `spacing` stages, copied on write) and charges summed per stage give the
+    ledger that charging the record replica by replica gives, whatever order the stages are asked
+    in, and charging a copy never changes a checkpoint or another copy."""
+    f, w = Fleet(clusters=tuple(cs), classes=CLASSES), Workloads(deployments=tuple(ds))
+    found = record(Run(f, w), place(f, w) if sticky else None)
+    pools = sorted((c.name, p.name) for c in cs for p in c.spec.node_pools)
+    stages = data.draw(st.lists(st.integers(0, len(ds) - 1), min_size=1, max_size=6))
+    with mock.patch("modelplane.scheduling.rerun.CHECKPOINTS", checkpoints):
+        copies = []
+        for stage in stages:
+            pool = data.draw(st.sampled_from(pools))
+            capacities = {**found.capacities, pool: found.run.ledger.capacity(pool) + data.draw(st.integers(0, 2))}
+            got = found.ledger_before(stage, capacities)
+            assert _state(got) == _state(_charged(found, stage, capacities)), stage
+            copies.append((got, stage, capacities))
+            for replica, charges in _commits(found):  # charge the copy: nothing else may change
+                got.restore(replica.deployment, charges)
+        for stage, ledger in found.checkpoints.items():
+            assert _state(ledger) == _state(_charged(found, stage, found.capacities)), stage
+        for got, stage, capacities in copies:
+            want = _charged(found, stage, capacities)
+            for replica, charges in _commits(found):
+                want.restore(replica.deployment, charges)
+            assert _state(got) == _state(want), stage
