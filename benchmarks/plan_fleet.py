@@ -116,7 +116,8 @@ def clusters(rng: random.Random, class_names: list[str], count: int) -> list[dic
                                  "labels": {"region": rng.choice(REGIONS), "tier": rng.choice(["prod", "dev"])}},
                     "spec": {"cluster": {"source": "Existing", "existing": {"kubeconfig": f"kubeconfig{index}",
                                                                             "storageClassName": "filestore-rwx"}},
-                             "taints": taints, "nodePools": pools}})
+                             "taints": taints, "nodePools": pools,
+                             "gateway": {"auth": {"apiKeysSecret": "inference-api-keys"}}}})
     return out
 
 

@@ -71,6 +71,7 @@ spec:
     existing: {{secretRef: {{name: {name}-kubeconfig}}, storageClassName: shared-rwx}}
   nodePools:
   - {{name: h100, className: {klass}, nodeCount: {nodes}}}
+  gateway: {{publicInference: true}}
 """
 GATEWAY = """---
 apiVersion: modelplane.ai/v1alpha1
