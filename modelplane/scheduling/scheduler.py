@@ -37,8 +37,12 @@ def explain(fleet: Fleet, workloads: Workloads, deployment: str, previous: Place
     target = workloads.deployment(deployment)
     if target is None:
         raise KeyError(deployment)
-    placement, run = plan(fleet, workloads, previous)
-    return diagnose(run, target, _indices(placement.replicas_of(deployment)))
+    run = Run(fleet, workloads)
+    kept = retain(run, previous)
+    # Only the target's replicas: briefing every short deployment (`report`) is not needed here, and it
+    # cost 5 s of 28.7 s explaining one deployment of the 1,000 x 10,000 benchmark fleet (2 cores).
+    mine = [r for r in [*kept, *fill(run, kept)] if r.deployment == deployment]
+    return diagnose(run, target, _indices(sorted(mine, key=lambda r: r.slot)))
 
 
 def plan(fleet: Fleet, workloads: Workloads, previous: Placement | None = None, *,
