@@ -2,17 +2,20 @@
 
 DESIGN section 3, exactly:
 - One `FleetPlacement` per fleet. Its inputs are plain data from manifests and config
-  (`{"objects": dump_objects(manifests), "strict": bool}`), never cloud Outputs, never secrets, so
-  they are known at preview.
+  (`{"objects": <the JSON text of dump_objects(manifests)>, "strict": bool}`), never cloud Outputs,
+  never secrets, so they are known at preview. `objects` is one string rather than a list of objects:
+  the SDK serializes, and the engine carries and diffs, one value instead of one per field of every
+  manifest (at 5,000 deployments that difference is minutes of a nothing-changed preview).
 - `check(olds, news)` re-validates the objects (`load_objects`; each `Problem` becomes a
   `CheckFailure(property=field path, reason=message)`), runs `place(fleet, workloads,
-  previous=olds' placement)` and returns the inputs with `placement`, its `deployments` outline and
-  the `manifests` digests added. The engine returns a check()ed resource's inputs as its outputs
-  during preview, so the placement is known there too.
-- `create`/`update` echo the checked inputs but `objects` (`OUTPUTS`): the state's inputs keep
-  the objects for the next check(), and the outputs would hold a second copy of every manifest,
-  rewritten with the whole state at every checkpoint; the `manifests` digests stand for them in the
-  outputs and in `diff`. `diff` never asks for a replacement (a replacement would re-run check
+  previous=olds' placement)` and returns the inputs with `objects` replaced by `objectsDigest`
+  (`objects_digest`: the SHA-256 of their canonical JSON) and `placement`, its `deployments` outline
+  and the `manifests` digests added. So the state keeps no copy of any manifest: the digest is all the
+  next check() needs to tell unchanged inputs (a state written before the digest existed holds the
+  objects themselves, and their digest is computed from them). The engine returns a check()ed
+  resource's inputs as its outputs during preview, so the placement is known there too.
+- `create`/`update` echo the checked inputs but `objectsDigest` (`OUTPUTS`); the `manifests`
+  digests stand for the objects in the outputs and in `diff`. `diff` never asks for a replacement (a replacement would re-run check
   without olds and lose every pin); `delete` is a no-op.
 - What `pulumi preview --diff` shows (docs/pulumi.md, "Reviewing a change"): `deployments`
   (`modelplane.scheduling.diff.outline`) names the replicas created, removed or re-placed per
@@ -77,18 +80,20 @@ from modelplane.scheduling.verify import verify
 PLACEMENT_ID = "modelplane-placement"
 INPUTS = ("objects", "strict", "observed")
 """The resource's inputs (`observed`: what each workload cluster reported, control-cluster mode only;
-`scheduling.observed.observations_to_json`); check() adds `placement`, `outages`, `capacity`,
-`deployments`, `manifests` and `corrections`."""
+`scheduling.observed.observations_to_json`); check() replaces `objects` by `objectsDigest` and adds
+`placement`, `outages`, `capacity`, `deployments`, `manifests` and `corrections`."""
+KEPT = ("objectsDigest", "strict", "observed")
+"""The inputs as check() returns them (and the state keeps them): the objects only as their digest."""
 SHOWN = ("deployments", "manifests", "corrections")
 """Added by check() for `pulumi preview --diff` to show (see the module docstring)."""
 OBSERVED = ("outages", "capacity", "stranded")
 """Added by check() when clusters are observed: the outage clock, kept in state so it survives runs,
 the capacity report (`scheduling.observed.report`) and the stranded replicas (`scheduling.observed.stranded`,
 as a placement document holding only them), whose objects stay registered on their unreachable cluster."""
-STATE = (*INPUTS, "placement", *OBSERVED, *SHOWN)
-OUTPUTS = tuple(key for key in STATE if key != "objects")
+STATE = (*KEPT, "placement", *OBSERVED, *SHOWN)
+OUTPUTS = tuple(key for key in STATE if key != "objectsDigest")
 """What create/update return (see the module docstring) and what `diff` compares, old outputs to checked inputs."""
-HIDDEN = ("objects", "placement")
+HIDDEN = ("objects", "objectsDigest", "placement")
 """Left out of what `pulumi preview --diff` prints (`hide_diffs`): `deployments` and `manifests` say it short."""
 
 
@@ -121,19 +126,20 @@ class PlacementProvider(ResourceProvider):
         inputs = {key: news[key] for key in INPUTS if key in news}
         if _unknown(inputs.get("objects")) or _unknown(inputs.get("strict")):
             return CheckResult(inputs, [])  # the placement stays unknown; the program refuses to go on
-        if not isinstance(inputs.get("objects"), list) or not isinstance(inputs.get("strict", False), bool):
-            return CheckResult(inputs, [CheckFailure("objects", "objects must be a list of manifest objects "
-                                                                "and strict a bool")])
+        objects = _parsed(inputs.get("objects"))
+        if objects is None or not isinstance(inputs.get("strict", False), bool):
+            return CheckResult(inputs, [CheckFailure("objects", "objects must be the JSON text of a list of manifest "
+                                                                "objects and strict a bool")])
+        kept = {"objectsDigest": objects_digest(objects), **{key: inputs[key] for key in KEPT if key in inputs}}
         with collector_paused():  # the entry of the dynamic-provider process (`pulumi.collector`)
-            return self._place(olds, inputs)
+            return self._place(olds, kept, objects)
 
-    def _place(self, olds: dict[str, Any], inputs: dict[str, Any]) -> CheckResult:
+    def _place(self, olds: dict[str, Any], inputs: dict[str, Any], objects: list[Any]) -> CheckResult:
         try:
             observations = observations_from_json(from_wire(inputs.get("observed") or {}))
         except ValueError as error:
             return CheckResult(inputs, [CheckFailure("observed", str(error))])
         clock = {str(k): int(v) for k, v in (from_wire(olds.get("outages")) or {}).items()}
-        objects = from_wire(inputs["objects"])
         try:
             # Where the gateway runs is not an input of the placement, and the program checked it.
             manifests = load_objects(objects, source="objects", control_cluster=True)
@@ -197,8 +203,34 @@ class PlacementProvider(ResourceProvider):
 
 
 def _same_inputs(olds: dict[str, Any], inputs: dict[str, Any]) -> bool:
-    """Both as they came through the engine: a double equals the int it stands for, so no `from_wire`."""
-    return all(olds.get(key) == inputs.get(key) for key in INPUTS)
+    """Both as they came through the engine: a double equals the int it stands for, so no `from_wire`.
+    A state written before `objectsDigest` existed holds the objects themselves."""
+    before = olds.get("objectsDigest")
+    if before is None and isinstance(olds.get("objects"), list):
+        before = objects_digest(from_wire(olds["objects"]))
+    return before == inputs["objectsDigest"] and all(olds.get(key) == inputs.get(key) for key in KEPT[1:])
+
+
+def objects_text(objects: list[dict[str, Any]]) -> str:
+    """The `objects` input: the objects' JSON text, in their order (a problem names its index)."""
+    return json.dumps(objects, separators=(",", ":"), ensure_ascii=False)
+
+
+def objects_digest(objects: list[Any]) -> str:
+    """The SHA-256 of the objects' canonical JSON (keys sorted): what the state keeps of them."""
+    canonical = json.dumps(objects, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def _parsed(text: Any) -> list[Any] | None:
+    """The objects of the `objects` input, or None when it is not the JSON text of a list."""
+    if not isinstance(text, str):
+        return None
+    try:
+        objects = json.loads(text)
+    except ValueError:
+        return None
+    return objects if isinstance(objects, list) else None
 
 
 def _unchanged(olds: dict[str, Any], inputs: dict[str, Any], objects: list[dict[str, Any]],
@@ -286,7 +318,7 @@ class FleetPlacement(Resource, module="modelplane", name="Placement"):
     hand, or written by another planner version), each a replica or deployment and why; empty when it held."""
 
     def __init__(self, name: str, args: FleetPlacementArgs, opts: pulumi.ResourceOptions | None = None):
-        props = {"objects": dump_objects(args["manifests"]), "strict": args["strict"],
+        props = {"objects": objects_text(dump_objects(args["manifests"])), "strict": args["strict"],
                  "placement": None, "deployments": None, "manifests": None, "corrections": None}
         if args.get("observed"):
             props.update(observed=args["observed"], outages=None, capacity=None, stranded=None)

@@ -10,14 +10,14 @@ from typing import Any
 
 import pytest
 
-from modelplane.pulumi.placement import PlacementProvider
+from modelplane.pulumi.placement import PlacementProvider, objects_text
 from modelplane.scheduling import Placement
 from modelplane.scheduling.placement import PLANNER_VERSION
 from tests.pulumi.test_placement_provider import DEMO, wire
 
 
 def first_run() -> dict[str, Any]:
-    return wire(PlacementProvider().check({}, wire({"objects": DEMO, "strict": False})).inputs)
+    return wire(PlacementProvider().check({}, wire({"objects": objects_text(DEMO), "strict": False})).inputs)
 
 
 def replica_of(document: dict[str, Any], deployment: str, cluster: str) -> dict[str, Any]:
@@ -33,7 +33,7 @@ def test_a_state_that_overcommits_a_pool_is_planned_again_and_every_valid_replic
     # five more qwen-demo replicas on l4: 6 qwen-demo + 1 qwen3-8b nodes on a pool of 4
     document["replicas"] += [{**copy.deepcopy(demo), "index": index} for index in range(1, 6)]
     document["deployments"]["ml-team/qwen-demo"]["scheduled"] = 6
-    checked = PlacementProvider().check(edited, wire({"objects": DEMO, "strict": False}))
+    checked = PlacementProvider().check(edited, wire({"objects": objects_text(DEMO), "strict": False}))
     assert checked.failures == []
     corrections = checked.inputs["corrections"]
     assert "ml-team/qwen-demo: holds 6 replicas and wants 1" in corrections
@@ -47,7 +47,7 @@ def test_a_document_whose_recorded_cost_is_not_the_specs_is_corrected() -> None:
     olds = first_run()
     edited = copy.deepcopy(olds)
     replica_of(edited["placement"], "ml-team/qwen-demo", "gke-us-central")["engines"]["qwen"]["Standalone"]["nodes"] = 6
-    checked = PlacementProvider().check(edited, wire({"objects": DEMO, "strict": False}))
+    checked = PlacementProvider().check(edited, wire({"objects": objects_text(DEMO), "strict": False}))
     assert checked.inputs["corrections"] == [
         "ml-team/qwen-demo gke-us-central#0: the document's pools, costs or requests are not what the current "
         "spec gives"]
@@ -63,7 +63,7 @@ def test_another_planner_version_plans_again_stickily(monkeypatch: pytest.Monkey
 
     real = module.place
     monkeypatch.setattr(module, "place", lambda *args: planned.append(1) or real(*args))
-    checked = PlacementProvider().check(older, wire({"objects": DEMO, "strict": False}))
+    checked = PlacementProvider().check(older, wire({"objects": objects_text(DEMO), "strict": False}))
     assert planned == [1]
     assert checked.inputs["corrections"] == [
         f"the placement was written by planner version unknown, this is version {PLANNER_VERSION}: planned "
@@ -74,5 +74,5 @@ def test_another_planner_version_plans_again_stickily(monkeypatch: pytest.Monkey
 def test_a_placement_that_holds_is_returned_as_it_is_without_planning(monkeypatch: pytest.MonkeyPatch) -> None:
     olds = first_run()
     monkeypatch.setattr("modelplane.pulumi.placement.place", lambda *_: pytest.fail("planned a placement that held"))
-    checked = PlacementProvider().check(olds, wire({"objects": DEMO, "strict": False}))
+    checked = PlacementProvider().check(olds, wire({"objects": objects_text(DEMO), "strict": False}))
     assert (checked.failures, wire(checked.inputs)) == ([], olds)
