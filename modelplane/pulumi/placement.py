@@ -9,8 +9,9 @@ DESIGN section 3, exactly:
 - `check(olds, news)` re-validates the objects (`load_objects`; each `Problem` becomes a
   `CheckFailure(property=field path, reason=message)`), runs `place(fleet, workloads,
   previous=olds' placement)` and returns the inputs with `objects` replaced by `objectsDigest`
-  (`objects_digest`: the SHA-256 of their canonical JSON) and `placement`, its `deployments` outline
-  and the `manifests` digests added. So the state keeps no copy of any manifest: the digest is all the
+  (`objects_digest`: the SHA-256 of their canonical JSON) and `placement` (the document as one JSON
+  text, `document_text`, for the same reason as `objects`: at 5,000 replicas it is 130,000 values as
+  data), its `deployments` outline and the `manifests` digests added. So the state keeps no copy of any manifest: the digest is all the
   next check() needs to tell unchanged inputs (a state written before the digest existed holds the
   objects themselves, and their digest is computed from them). The engine returns a check()ed
   resource's inputs as its outputs during preview, so the placement is known there too.
@@ -146,10 +147,10 @@ class PlacementProvider(ResourceProvider):
         except ManifestErrors as errors:
             return CheckResult(inputs, [check_failure(problem) for problem in errors.errors])
         previous: Placement | None = None
-        document = from_wire(olds.get("placement"))
+        document = olds.get("placement")
         if document:
             try:
-                previous = Placement.from_json(document)
+                previous = Placement.from_json(read_document(document))
             except StateError as error:
                 return CheckResult(inputs, [CheckFailure("placement", (
                     f"the previous placement in the stack's state cannot be read ({error}); "
@@ -174,14 +175,14 @@ class PlacementProvider(ResourceProvider):
         if not observations:
             placement = place(manifests.fleet, manifests.workloads, previous).model_copy(
                 update={"planner": PLANNER_VERSION})
-            return CheckResult({**inputs, "placement": placement.to_json(), **_shown(objects, placement, corrections)},
+            return CheckResult({**inputs, "placement": document_text(placement), **_shown(objects, placement, corrections)},
                                _strict(inputs, placement.deployments))
         seen = observe(manifests.fleet, observations, clock, int(time.time()))  # the provider's clock, never the core's
         placement = place(seen.fleet, manifests.workloads, previous).model_copy(update={"planner": PLANNER_VERSION})
         carried = (from_wire(olds.get("capacity")) or {}).get("moves") or []
         observed = {"outages": dict(seen.outages), "capacity": report(seen, moves(previous, placement, seen), carried),
                     "stranded": Placement(replicas=stranded(kept, previous, placement, observations)).to_json()}
-        return CheckResult({**inputs, "placement": placement.to_json(), **observed,
+        return CheckResult({**inputs, "placement": document_text(placement), **observed,
                             **_shown(objects, placement, corrections)},
                            _strict(inputs, placement.deployments))
 
@@ -234,16 +235,34 @@ def _parsed(text: Any) -> list[Any] | None:
 
 
 def _unchanged(olds: dict[str, Any], inputs: dict[str, Any], objects: list[dict[str, Any]],
-               document: dict[str, Any], previous: Placement) -> dict[str, Any]:
+               document: Any, previous: Placement) -> dict[str, Any]:
     """The checked inputs when the previous placement holds for these same inputs: the olds' document
-    as it is, its `deployments` and `manifests` (they follow from the placement and the objects alone;
+    as it is (as its text when a state written before the text held it as data), its `deployments` and `manifests` (they follow from the placement and the objects alone;
     a state written before they existed gets them computed), no corrections, and, when clusters are
     observed, the olds' capacity report (no outage is running, or this path is not taken)."""
     shown = {key: olds[key] for key in ("deployments", "manifests") if isinstance(olds.get(key), dict)}
     if len(shown) < 2:
         shown = _shown(objects, previous, [])
     observed = {key: olds.get(key) for key in OBSERVED} if inputs.get("observed") else {}
-    return {**inputs, "placement": document, **observed, **shown, "corrections": []}
+    text = document if isinstance(document, str) else document_text(previous)
+    return {**inputs, "placement": text, **observed, **shown, "corrections": []}
+
+
+def document_text(placement: Placement) -> str:
+    """The `placement` property: the document (`Placement.to_json()`) as compact JSON text."""
+    return json.dumps(placement.to_json(), separators=(",", ":"), ensure_ascii=False)
+
+
+def read_document(value: Any) -> Any:
+    """The placement document of a `placement` property: its JSON text parsed, or, in a state written
+    before the text, the document itself as it came through the engine (`from_wire`). A text that does
+    not parse is a `StateError`, as a document that does not hold."""
+    if not isinstance(value, str):
+        return from_wire(value)
+    try:
+        return json.loads(value)
+    except ValueError as error:
+        raise StateError([f"(document): not JSON text ({error})"]) from None
 
 
 def _shown(objects: list[dict[str, Any]], placement: Placement, corrections: list[str]) -> dict[str, Any]:
@@ -303,8 +322,9 @@ class FleetPlacement(Resource, module="modelplane", name="Placement"):
     """Where every replica of the fleet runs, computed by `check()` and kept in state."""
 
     strict: pulumi.Output[bool]
-    placement: pulumi.Output[dict[str, Any]]
-    """The placement document (`modelplane.scheduling.Placement.to_json()`), known at preview."""
+    placement: pulumi.Output[str]
+    """The placement document (`modelplane.scheduling.Placement.to_json()`) as JSON text (`document_text`),
+    known at preview."""
     deployments: pulumi.Output[dict[str, Any]]
     """The placement outlined per deployment (`modelplane.scheduling.diff.outline`), for `--diff`."""
     manifests: pulumi.Output[dict[str, str]]
@@ -333,12 +353,12 @@ UNKNOWN_MESSAGE = (
     "cloud resource flows into FleetPlacement's inputs.")
 
 
-def known_placement(placement: pulumi.Output[dict[str, Any]]) -> pulumi.Output[Placement]:
+def known_placement(placement: pulumi.Output[Any]) -> pulumi.Output[Placement]:
     """The placement document, or an error that says why when the Output is unknown (DESIGN section 3)."""
 
     def read(value: Any) -> Placement:
         if value is None or contains_unknowns(value):
             raise PlacementUnknownError(UNKNOWN_MESSAGE)
-        return Placement.from_json(from_wire(value))
+        return Placement.from_json(read_document(value))
 
     return placement.apply(read, run_with_unknowns=True)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import json
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -62,7 +63,7 @@ def news(objects: list[dict[str, Any]]) -> struct_pb2.Struct:
 
 
 def replicas(properties: struct_pb2.Struct) -> list[tuple[str, str, int]]:
-    placement = Placement.from_json(rpc.deserialize_properties(properties)["placement"])
+    placement = Placement.from_json(json.loads(rpc.deserialize_properties(properties)["placement"]))
     return sorted(replica.slot for replica in placement.replicas)
 
 

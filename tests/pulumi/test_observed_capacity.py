@@ -71,7 +71,7 @@ def run(olds: dict[str, Any], a: ClusterObservation, at: int, monkeypatch: pytes
 
 
 def where(outputs: dict[str, Any]) -> list[tuple[str, int]]:
-    return sorted((r["cluster"], r["index"]) for r in outputs["placement"]["replicas"])
+    return sorted((r["cluster"], r["index"]) for r in json.loads(outputs["placement"])["replicas"])
 
 
 def test_an_outage_past_the_grace_moves_the_replica_and_the_clock_lives_in_state(

@@ -127,7 +127,7 @@ class Stack:
                 self.state = {"inputs": checked, "outputs": wire(self.provider.update(PLACEMENT_ID,
                                                                                       self.state["outputs"],
                                                                                       checked).outs)}
-        return Placement.from_json(self.state["outputs"]["placement"])
+        return Placement.from_json(json.loads(self.state["outputs"]["placement"]))
 
 
 def slots(placement: Placement) -> dict[str, list[tuple[str, int]]]:
@@ -167,24 +167,34 @@ def test_objects_that_are_not_the_json_text_of_a_list_fail_check(objects: Any) -
     assert "JSON text of a list" in result.failures[0].reason and "placement" not in result.inputs
 
 
-def test_a_state_that_holds_the_objects_themselves_upgrades_without_planning_or_a_change(
+def test_a_state_of_the_previous_version_upgrades_without_planning_and_is_never_replaced(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    """A stack last updated by the version whose state kept every object in the inputs: the digest of
-    those objects stands for them, the unchanged path is taken, and diff sees no change (the engine
-    then writes the new, digest-only, inputs with the old outputs)."""
+    """A stack last updated by the version whose state kept every object in the inputs and the placement
+    document as data: the digest of those objects stands for them, the document is read as it is, the
+    unchanged path is taken, and the next state holds the digest and the document's text; diff asks
+    for an update of the state alone, never a replacement."""
     provider = PlacementProvider()
     checked = wire(provider.check({}, wire({"objects": objects_text(DEMO), "strict": False})).inputs)
-    outputs = wire(provider.create(checked).outs)
-    earlier = {**{k: v for k, v in checked.items() if k != "objectsDigest"}, "objects": wire(DEMO)}
+    document = json.loads(checked["placement"])
+    earlier = {**{k: v for k, v in checked.items() if k != "objectsDigest"}, "objects": wire(DEMO),
+               "placement": wire(document)}
+    earlier_outputs = {k: v for k, v in earlier.items() if k != "objects"}
 
     def no_planning(*_: Any) -> None:
         raise AssertionError("check() planned although nothing changed")
 
     monkeypatch.setattr("modelplane.pulumi.placement.place", no_planning)
     again = provider.check(earlier, wire({"objects": objects_text(DEMO), "strict": False}))
-    assert again.failures == [] and "objects" not in again.inputs
-    assert wire(again.inputs) == checked
-    assert provider.diff(PLACEMENT_ID, outputs, wire(again.inputs)).changes is False
+    assert again.failures == [] and wire(again.inputs) == checked
+    answer = provider.diff(PLACEMENT_ID, earlier_outputs, wire(again.inputs))
+    assert (answer.changes, answer.replaces, answer.delete_before_replace) == (None, [], False)
+    assert provider.diff(PLACEMENT_ID, wire(provider.create(checked).outs), wire(again.inputs)).changes is False
+
+
+def test_a_placement_text_that_does_not_parse_fails_instead_of_dropping_every_pin() -> None:
+    result = PlacementProvider().check({"placement": "{not json"}, wire({"objects": objects_text(DEMO), "strict": False}))
+    assert [f.property for f in result.failures] == ["placement"]
+    assert "cannot be read" in result.failures[0].reason and "not JSON text" in result.failures[0].reason
 
 
 def test_unchanged_manifests_diff_to_no_change() -> None:
@@ -303,7 +313,7 @@ def checked_pair(*edits: Edit) -> tuple[dict[str, Any], dict[str, Any]]:
 def test_a_scale_up_shows_the_new_replica_and_the_edited_manifest_only() -> None:
     first, second = checked_pair(scale("qwen3-8b", 3))
     fleet = load([ROOT / "examples" / "multi-cloud"]).fleet
-    [created] = diff(Placement.from_json(first["placement"]), Placement.from_json(second["placement"]),
+    [created] = diff(Placement.from_json(json.loads(first["placement"])), Placement.from_json(json.loads(second["placement"])),
                      fleet, fleet).of(Change.CREATE)
     assert created.after is not None
     assert shown(first, second) == {
@@ -366,7 +376,7 @@ def test_strict_mode_fails_check_for_an_unschedulable_deployment() -> None:
     provider = PlacementProvider()
     lenient = provider.check({}, wire({"objects": objects_text(edited(huge)), "strict": False}))
     assert lenient.failures == []
-    status = Placement.from_json(lenient.inputs["placement"]).deployments["ml-team/huge"]
+    status = Placement.from_json(json.loads(lenient.inputs["placement"])).deployments["ml-team/huge"]
     assert (status.scheduled, status.desired) == (0, 1) and status.reasons[0].startswith("0/3 clusters")
     strict = provider.check({}, wire({"objects": objects_text(edited(huge)), "strict": True}))
     assert [f.property for f in strict.failures] == ["placement.deployments['ml-team/huge']"]
