@@ -304,11 +304,14 @@ def summary(placement: Placement, workloads: Workloads) -> dict[str, Any]:
     """Where each replica runs, as `modelplane plan` prints it (engines in the deployment's order:
     the engine hands maps back with their keys sorted)."""
     found: dict[str, Any] = {}
+    placed: dict[str, list[Replica]] = {}
+    for replica in placement.replicas:  # one pass: `replicas_of` per deployment is quadratic in the fleet
+        placed.setdefault(replica.deployment, []).append(replica)
     for key, status in placement.deployments.items():
         deployment = present(workloads.deployment(key), f"{key}, in the placement, is one of the workloads it was "
                                                         "computed from")
         order = [engine.name for engine in deployment.spec.engines]
         replicas = [replica.model_copy(update={"engines": {name: replica.engines[name] for name in order}})
-                    for replica in placement.replicas_of(key)]
+                    for replica in placed.get(key, ())]
         found[key] = {"scheduled": f"{status.scheduled}/{status.desired}", "replicas": [replica_text(r) for r in replicas]}
     return found

@@ -3,8 +3,8 @@
 Stack config `modelplane:role` (docs/pulumi.md, "Splitting the fleet"):
 - `single` (default): `Modelplane` holds everything, as before.
 - `fleet`: `Modelplane` with `split` provisions the clusters, runs the placement and the fleet gateway
-  and exports, per fleet cluster, `workloadStack-<cluster>` (plain data, `workload_stacks`: its replicas,
-  the draining marker, whether its serving stack is installed, the serving-stack settings and, as one
+  and exports, per fleet cluster, `workloadStack-<cluster>` (plain data, `workload_stacks`: its replicas
+  as one JSON text, `replicas_text`, the draining marker, whether its serving stack is installed, the serving-stack settings and, as one
   JSON text, the objects its render needs, `compose.share.cluster_share`) and `workloadSecrets-<cluster>`
   (a secret: its kubeconfig and the Secret values). One output per cluster, each holding only its
   share, keeps every property value small: the engine carries and diffs the outputs of a
@@ -17,8 +17,8 @@ Stack config `modelplane:role` (docs/pulumi.md, "Splitting the fleet"):
 - `cluster` (with `modelplane:cluster` and `modelplane:fleetStack`): `workload_stack` reads its two
   outputs of the fleet stack and deploys only that cluster's serving stack, replicas, caches and routes, rendered
   by compose from the same objects with the cluster's share of the placement (the same manifests as
-  the single stack renders there); it exports `applied` (the replicas it runs, resolved once every
-  object is applied) and `gatewayAddress`. Its resources are registered at the stack's root with the
+  the single stack renders there); it exports `applied` (the replicas it runs, as `replicas_text`,
+  resolved once every object is applied) and `gatewayAddress`. Its resources are registered at the stack's root with the
   single stack's logical names, so `pulumi state move` carries an existing stack's resources over
   without recreating them.
 Safety: a cluster the fleet stack no longer exports is an error in its workload stack (never an empty
@@ -51,7 +51,7 @@ from modelplane.pulumi.stack_outputs import own_stack, read_outputs
 from modelplane.pulumi.workloads import Target, register_placed
 from modelplane.scheduling import Placement, StateError
 from modelplane.scheduling.handoff import Handoff, handoff
-from modelplane.scheduling.placement import PLACEMENT_VERSION
+from modelplane.scheduling.placement import PLACEMENT_VERSION, Replica
 
 NAMESPACE = "modelplane"
 COMPONENT = "modelplane"
@@ -99,11 +99,15 @@ def cluster_reports(config: pulumi.Config, clusters: Sequence[str]) -> dict[str,
     if not isinstance(stacks, Mapping) or not all(isinstance(v, str) and v for v in stacks.values()):
         raise pulumi.RunError("modelplane:clusterStacks must map a cluster's name -> its workload stack, e.g. "
                               "pulumi config set --path 'modelplane:clusterStacks.east' organization/modelplane/east")
-    last = last_addresses(clusters)
     found = {}
     for cluster, stack in sorted(stacks.items()):
         outputs = stack_outputs(stack)
-        found[cluster] = ClusterReport(stack, outputs.get("applied"), outputs.get("gatewayAddress") or last.get(cluster))
+        found[cluster] = ClusterReport(stack, outputs.get("applied"), outputs.get("gatewayAddress"))
+    if all(cluster in found and found[cluster].gateway_address for cluster in clusters):
+        return found  # every cluster's stack reports its address: this stack's last outputs are not needed
+    last = last_addresses(clusters)
+    found = {cluster: report if report.gateway_address else replace(report, gateway_address=last.get(cluster))
+             for cluster, report in found.items()}
     return found | {cluster: ClusterReport(None, None, address) for cluster, address in sorted(last.items())
                     if cluster not in found}
 
@@ -135,10 +139,12 @@ def fleet_handoff(placement: Placement, manifests: Manifests, reports: Mapping[s
 
 
 def _replicas(stack: str | None, value: Any) -> list[Any] | None:
+    """A workload stack's `applied` output: the JSON text of its replicas (`replicas_text`), or the list
+    itself as stacks of an earlier version exported it."""
     if value is None:
         return None
     try:
-        return list(Placement.from_json({"version": PLACEMENT_VERSION, "replicas": value}).replicas)
+        return list(read_replicas(value))
     except StateError as error:
         raise pulumi.RunError(f"workload stack {stack}: its `applied` output is not a list of replicas ({error}); "
                               "run `pulumi up` on that stack") from None
@@ -174,6 +180,23 @@ def register_routes(component: str, rendered: Rendered, targets: Mapping[str, Ta
                            skip_await)
 
 
+def replicas_text(replicas: Sequence[Replica]) -> str:
+    """Replicas as one JSON text (the placement document's `replicas` entries): one output value, not
+    about 26 per replica for the engine to carry and diff."""
+    return json.dumps(Placement(replicas=tuple(replicas)).to_json()["replicas"], separators=(",", ":"))
+
+
+def read_replicas(value: Any) -> tuple[Replica, ...]:
+    """`replicas_text`'s replicas, validated; a list (an earlier version's form) is read as it is. A
+    `StateError` says what is wrong."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError as error:
+            raise StateError([f"(replicas): not JSON text ({error})"]) from None
+    return Placement.from_json({"version": PLACEMENT_VERSION, "replicas": value}).replicas
+
+
 def workload_stacks(manifests: Manifests, handed: Handoff, settings: Settings, skip_await: bool,
                     installed_on: frozenset[str], secret_keys: Sequence[SecretKey]) -> dict[str, dict[str, Any]]:
     """Cluster -> its `workloadStack-<cluster>` output: what its workload stack deploys (plain data; the
@@ -183,7 +206,7 @@ def workload_stacks(manifests: Manifests, handed: Handoff, settings: Settings, s
     for cluster, replicas in handed.running.items():
         share = cluster_share(manifests, cluster, {replica.deployment for replica in replicas})
         found[cluster] = {"installPrerequisites": cluster in installed_on,
-                          "replicas": Placement(replicas=replicas).to_json()["replicas"],
+                          "replicas": replicas_text(replicas),
                           "draining": [f"{r.deployment}#{r.index}" for r in handed.draining.get(cluster, ())],
                           **shared, "objects": json.dumps(dump_objects(share), separators=(",", ":"))}
     return found
@@ -203,7 +226,11 @@ def workload_stack(cluster: str, fleet_stack: str) -> pulumi.Output[dict[str, An
     provider = k8s.Provider(provider_name(manifests, cluster), kubeconfig=pulumi.Output.secret(private["kubeconfig"]),
                             cluster_identifier=provider_identifier(cluster))
     settings = Settings(**{f.name: entry["settings"][f.name] for f in fields(Settings) if f.name in entry["settings"]})
-    placement = Placement.from_json({"version": PLACEMENT_VERSION, "replicas": entry["replicas"]})
+    try:
+        placement = Placement(replicas=read_replicas(entry.get("replicas")))
+    except StateError as error:
+        raise pulumi.RunError(f"fleet stack {fleet_stack}: its output {SHARE}{cluster} holds no readable replicas "
+                              f"({error}); run `pulumi up` on the fleet stack. This run changes nothing.") from None
     keys: list[SecretKey] = [(namespace, name, key) for namespace, name, key in entry["secrets"]]
     rendered = render(manifests, placement, settings, secrets=keys)
     skip_await = bool(entry["skipAwait"])

@@ -105,7 +105,7 @@ EAST = {"chat-east-0-chat", "pd-east-0-prefill", "pd-east-0-decode", "pd-east-0-
 def test_1_the_fleet_stack_exports_each_clusters_share_and_deploys_no_workload(split: Split) -> None:
     split.up(STACK)
     outputs = split.outputs(STACK)
-    assert {cluster: sorted((r["deployment"], r["index"]) for r in entry["replicas"])
+    assert {cluster: sorted((r["deployment"], r["index"]) for r in json.loads(entry["replicas"]))
             for cluster, entry in split.shares().items()} == {
         "east": [("ml-team/chat", 0), ("ml-team/coder", 0), ("ml-team/pd", 0)], "west": [("ml-team/chat", 0)]}
     assert {cluster: sorted(o["metadata"]["name"] for o in json.loads(entry["objects"]) if o["kind"] == "ModelDeployment")
@@ -126,7 +126,7 @@ def test_2_the_cluster_stacks_run_in_parallel_and_deploy_their_share(split: Spli
     assert "coder-east-0-coder" in objects(east, "LeaderWorkerSet")
     for cluster in CLUSTERS:
         outputs = split.outputs(cluster)
-        assert {r["cluster"] for r in outputs["applied"]} == {cluster}
+        assert {r["cluster"] for r in json.loads(outputs["applied"])} == {cluster}
         assert outputs["gatewayAddress"] == address(cluster)
         names = {r["urn"].rsplit("::", 1)[-1] for r in split.resources(cluster)}
         other = next(c for c in CLUSTERS if c != cluster)
@@ -199,7 +199,8 @@ def test_4_a_move_across_stacks_is_make_before_break(split: Split) -> None:
     split.up(STACK)
     clusters = split.shares()
     assert clusters["west"]["draining"] == ["ml-team/chat#0"]
-    moved = sorted(f"chat-east-{r['index']}-chat" for r in clusters["east"]["replicas"] if r["deployment"] == "ml-team/chat")
+    moved = sorted(f"chat-east-{r['index']}-chat" for r in json.loads(clusters["east"]["replicas"])
+                   if r["deployment"] == "ml-team/chat")
     assert len(moved) == 2
     split.up("west")
     assert deployments(split, "west") == {"chat-west-0-chat"}, "west keeps its replica until east runs the new one"
@@ -209,7 +210,7 @@ def test_4_a_move_across_stacks_is_make_before_break(split: Split) -> None:
     assert set(moved) <= deployments(split, "east")
     split.up(STACK)
     west = split.shares()["west"]
-    assert (west["installPrerequisites"], west["replicas"], west["draining"]) == (False, [], [])
+    assert (west["installPrerequisites"], json.loads(west["replicas"]), west["draining"]) == (False, [], [])
     split.up("west")
     assert settled(lambda: objects(split.fleet.clusters["west"], "Deployment")) == {}
     split.no_changes(STACK, *CLUSTERS)

@@ -146,7 +146,7 @@ def test_the_fleet_stack_exports_each_clusters_share(fleet: Run) -> None:
     assert sorted(key.removeprefix(SECRETS) for key in fleet.outputs if key.startswith(SECRETS)) == list(CLUSTERS)
     for cluster in CLUSTERS:
         entry = shared[cluster]
-        assert entry["replicas"] == [r.model_dump(mode="json", by_alias=True)
+        assert json.loads(entry["replicas"]) == [r.model_dump(mode="json", by_alias=True)
                                      for r in sorted(expected.replicas, key=lambda r: r.slot) if r.cluster == cluster]
         assert entry["draining"] == []  # no workload stack has reported yet: nothing to drain
         assert entry["installPrerequisites"] is True
@@ -236,7 +236,8 @@ def test_a_fleet_stack_not_updated_since_the_one_output_layout_is_an_error_and_r
 def test_no_stack_keeps_a_copy_of_another_stacks_outputs(fleet: Run, workloads: dict[str, Run]) -> None:
     for run in (fleet, *workloads.values()):
         assert not [r for r in run.engine.registered if r.typ == "pulumi:pulumi:StackReference"]
-    assert sorted(fleet.engine.read) == sorted([OWN_STACK, *(stack_of(c) for c in CLUSTERS)])
+    assert sorted(fleet.engine.read) == sorted(stack_of(c) for c in CLUSTERS), \
+        "every cluster's stack reports its address: the fleet stack's own last outputs are not read"
     assert all(run.engine.read == [FLEET_STACK] for run in workloads.values())
 
 
@@ -254,6 +255,18 @@ def test_after_a_move_from_one_stack_the_fleet_keeps_its_gateway_and_routes_befo
     assert "onprem-us-east" not in damaged.outputs["gatewayAddresses"], "read back, never trusted"
 
 
+def test_the_fleet_reads_the_applied_list_of_a_workload_stack_of_the_earlier_version(
+        fleet: Run, workloads: dict[str, Run]) -> None:
+    # The fleet stack is updated first; until each workload stack runs again its `applied` is a list.
+    stacks = {stack_of(c): {**run.outputs, "applied": json.loads(run.outputs["applied"])} for c, run in workloads.items()}
+    earlier = run_program(Referencing(state=copy.deepcopy(fleet.engine.state), stacks=stacks), enrolled(*CLUSTERS))
+    assert shares(earlier) == shares(fleet)
+    stacks[stack_of("eks-us-west")]["applied"] = "[{"
+    with pytest.raises(Exception, match=r"workload stack organization/modelplane/eks-us-west: its `applied` output is "
+                                        r"not a list of replicas \(\(replicas\): not JSON text"):
+        run_program(Referencing(state=copy.deepcopy(fleet.engine.state), stacks=stacks), enrolled(*CLUSTERS))
+
+
 def test_an_unknown_role_is_an_error() -> None:
     with pytest.raises(Exception, match="modelplane:role is 'both'; use single, fleet, cluster"):
         run_program(Engine(), role("both"))
@@ -262,12 +275,12 @@ def test_an_unknown_role_is_an_error() -> None:
 def moved_away(workloads: dict[str, Run], deployment: str, source: str, target: str) -> dict[str, dict[str, Any]]:
     """The workload stacks' outputs as if `deployment`'s replica on `target` had run on `source` until
     now and `target`'s stack had not applied it yet (a move from `source` to `target` under way)."""
-    outputs = {stack_of(c): copy.deepcopy(run.outputs) for c, run in workloads.items()}
-    moving = [r for r in outputs[stack_of(target)]["applied"] if r["deployment"] == deployment]
+    applied = {c: json.loads(run.outputs["applied"]) for c, run in workloads.items()}
+    moving = [r for r in applied[target] if r["deployment"] == deployment]
     assert len(moving) == 1
-    outputs[stack_of(target)]["applied"].remove(moving[0])
-    outputs[stack_of(source)]["applied"].append({**moving[0], "cluster": source, "index": 0})
-    return outputs
+    applied[target].remove(moving[0])
+    applied[source].append({**moving[0], "cluster": source, "index": 0})
+    return {stack_of(c): {**run.outputs, "applied": json.dumps(applied[c])} for c, run in workloads.items()}
 
 
 def test_a_moved_replica_drains_on_its_old_cluster_until_the_new_clusters_stack_applied_it(
@@ -276,7 +289,7 @@ def test_a_moved_replica_drains_on_its_old_cluster_until_the_new_clusters_stack_
     during = run_program(Referencing(state=copy.deepcopy(fleet.engine.state), stacks=stacks), enrolled(*CLUSTERS))
     east = shares(during)["eks-us-west"]
     assert east["draining"] == ["ml-team/qwen-demo#0"]
-    assert ["ml-team/qwen-demo" in r["deployment"] for r in east["replicas"]].count(True) == 1
+    assert ["ml-team/qwen-demo" in r["deployment"] for r in json.loads(east["replicas"])].count(True) == 1
     route = ("kubernetes:gateway.networking.k8s.io/v1:HTTPRoute", "modelplane:gke-us-central:HTTPRoute:ml-team/qwen")
 
     def backends(run: Run) -> list[str]:  # where the fleet gateway sends ml-team/qwen (served by qwen-demo)
@@ -293,7 +306,8 @@ def test_a_moved_replica_drains_on_its_old_cluster_until_the_new_clusters_stack_
 def test_the_fleet_refuses_to_drop_a_cluster_whose_stack_still_runs_replicas(
         fleet: Run, workloads: dict[str, Run]) -> None:
     stacks = {stack_of(c): run.outputs for c, run in workloads.items()}
-    stacks[stack_of("retired")] = {"applied": [{**workloads["eks-us-west"].outputs["applied"][0], "cluster": "retired"}]}
+    stacks[stack_of("retired")] = {"applied": json.dumps([{**json.loads(workloads["eks-us-west"].outputs["applied"])[0],
+                                                           "cluster": "retired"}])}
     engine = Referencing(state=copy.deepcopy(fleet.engine.state), stacks=stacks)
     with pytest.raises(Exception, match=r"retired \(stack organization/modelplane/retired\): 1 replica\(s\) still run"):
         run_program(engine, enrolled(*CLUSTERS, "retired"))
