@@ -109,7 +109,8 @@ def test_1_the_fleet_stack_exports_each_clusters_share_and_deploys_no_workload(s
             for cluster, entry in split.shares().items()} == {
         "east": [("ml-team/chat", 0), ("ml-team/coder", 0), ("ml-team/pd", 0)], "west": [("ml-team/chat", 0)]}
     assert {cluster: sorted(o["metadata"]["name"] for o in json.loads(entry["objects"]) if o["kind"] == "ModelDeployment")
-            for cluster, entry in split.shares().items()} == {"east": ["chat", "coder", "pd"], "west": ["chat"]}
+            for cluster, entry in split.shares().items()} == {"east": ["chat", "coder", "pd"], "west": ["chat", "coder"]}, \
+        "west: chat runs there; coder's ModelCache has no clusterSelector and coder admits west, so it is staged there"
     assert all(outputs[SECRETS + cluster] == "[secret]" for cluster in CLUSTERS)
     for cluster in CLUSTERS:
         assert deployments(split, cluster) == set(), "workloads are the cluster stacks'"
