@@ -181,7 +181,21 @@ def placement_only(directory: Path, tools: Path, replicas: int, clusters: int) -
     row = {"fleet up": timed(lambda: project.run("up", "--yes", "--skip-preview")),
            "fleet preview, nothing changed": timed(lambda: project.run("preview"))}
     size, resources = state(project, STACK)
-    return {**{k: f"{v:.1f} s" for k, v in row.items()}, "state": f"{size / 1e6:.1f} MB", "resources": str(resources)}
+    return {**{k: f"{v:.1f} s" for k, v in row.items()}, "state": f"{size / 1e6:.1f} MB", "resources": str(resources),
+            **largest_values(project, STACK)}
+
+
+def largest_values(project: Project, stack: str) -> dict[str, str]:
+    """The Placement resource's inputs and outputs and the root stack's outputs (compact JSON), and the
+    largest root output: the property values a nothing-changed preview carries and diffs."""
+    resources = json.loads(project.run("stack", "export", "--stack", stack).stdout)["deployment"]["resources"]
+    size = lambda value: len(json.dumps(value, separators=(",", ":")))  # noqa: E731
+    placement = next(r for r in resources if r["type"].endswith("modelplane:Placement"))
+    root = next(r for r in resources if r["type"] == "pulumi:pulumi:Stack")["outputs"]
+    name = max(root, key=lambda key: size(root[key]))
+    return {"Placement inputs": f"{size(placement.get('inputs', {})) / 1e3:.0f} KB",
+            "Placement outputs": f"{size(placement.get('outputs', {})) / 1e3:.0f} KB",
+            "root outputs": f"{size(root) / 1e3:.0f} KB", "largest root output": f"{name}, {size(root[name]) / 1e3:.0f} KB"}
 
 
 @contextmanager

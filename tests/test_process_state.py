@@ -11,6 +11,7 @@ so a function that paused and then restored it still fails.
 from __future__ import annotations
 
 import gc
+import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -66,13 +67,13 @@ def test_the_placement_provider_check_pauses_the_collector_and_restores_it(switc
     """check() is the dynamic-provider process's entry: it pauses the collector while it plans, and
     leaves it as it found it."""
     from modelplane.api import dump_objects
-    from modelplane.pulumi.placement import PlacementProvider
+    from modelplane.pulumi.placement import PlacementProvider, objects_text
 
     manifests = load([DEMO])
     assert gc.isenabled()
     switches.clear()
-    result = PlacementProvider().check({}, {"objects": dump_objects(manifests), "strict": False})
-    assert not result.failures and result.inputs["placement"]["replicas"]
+    result = PlacementProvider().check({}, {"objects": objects_text(dump_objects(manifests)), "strict": False})
+    assert not result.failures and json.loads(result.inputs["placement"])["replicas"]
     assert switches == ["disable", "enable"]
     assert gc.isenabled()
 

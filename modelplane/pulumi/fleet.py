@@ -140,10 +140,10 @@ class Modelplane(pulumi.ComponentResource):
     `{"perHour": {"USD": "181.96"}, "unpricedNodes": 4}`."""
     deployment_cost_per_hour: pulumi.Output[dict[str, Any]]
     """Deployment -> what the nodes it holds cost per hour, in the same shape."""
-    workload_stacks: pulumi.Output[dict[str, Any]] | None
-    """With `split`: what every workload stack reads (`roles.workload_stacks`); None otherwise."""
-    workload_secrets: pulumi.Output[dict[str, Any]] | None
-    """With `split`: each cluster's kubeconfig and the Secret values, as one secret; None otherwise."""
+    workload_stacks: dict[str, pulumi.Output[dict[str, Any]]] | None
+    """With `split`: cluster -> what its workload stack reads (`roles.workload_stacks`); None otherwise."""
+    workload_secrets: dict[str, pulumi.Output[dict[str, Any]]] | None
+    """With `split`: cluster -> its kubeconfig and the Secret values, as one secret; None otherwise."""
 
     def __init__(self, name: str, args: ModelplaneArgs, opts: ResourceOptions | None = None):
         super().__init__("modelplane:index:Modelplane", name, {}, opts)
@@ -247,10 +247,10 @@ class Modelplane(pulumi.ComponentResource):
         else:
             self.gateway_addresses = pulumi.Output.from_input(
                 {cluster: report.gateway_address for cluster, report in sorted(split.items()) if report.gateway_address})
-            self.workload_stacks = converged.apply(lambda done: done["workloadStacks"])
-            self.workload_secrets = pulumi.Output.secret(pulumi.Output.from_input({
-                "kubeconfigs": {cluster: built.kubeconfig for cluster, built in self.clusters.items()},
-                "secrets": secrets}))
+            self.workload_stacks = {cluster: converged.apply(lambda done, cluster=cluster: done["workloadStacks"][cluster])
+                                    for cluster in self.clusters}
+            self.workload_secrets = {cluster: pulumi.Output.secret(pulumi.Output.from_input(
+                {"kubeconfig": built.kubeconfig, "secrets": secrets})) for cluster, built in self.clusters.items()}
         self.placement_summary = converged.apply(lambda done: done["summary"])
         self.service_urls = urls
         self.gateway_address = address
@@ -304,11 +304,14 @@ def summary(placement: Placement, workloads: Workloads) -> dict[str, Any]:
     """Where each replica runs, as `modelplane plan` prints it (engines in the deployment's order:
     the engine hands maps back with their keys sorted)."""
     found: dict[str, Any] = {}
+    placed: dict[str, list[Replica]] = {}
+    for replica in placement.replicas:  # one pass: `replicas_of` per deployment is quadratic in the fleet
+        placed.setdefault(replica.deployment, []).append(replica)
     for key, status in placement.deployments.items():
         deployment = present(workloads.deployment(key), f"{key}, in the placement, is one of the workloads it was "
                                                         "computed from")
         order = [engine.name for engine in deployment.spec.engines]
         replicas = [replica.model_copy(update={"engines": {name: replica.engines[name] for name in order}})
-                    for replica in placement.replicas_of(key)]
+                    for replica in placed.get(key, ())]
         found[key] = {"scheduled": f"{status.scheduled}/{status.desired}", "replicas": [replica_text(r) for r in replicas]}
     return found

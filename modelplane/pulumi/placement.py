@@ -2,17 +2,21 @@
 
 DESIGN section 3, exactly:
 - One `FleetPlacement` per fleet. Its inputs are plain data from manifests and config
-  (`{"objects": dump_objects(manifests), "strict": bool}`), never cloud Outputs, never secrets, so
-  they are known at preview.
+  (`{"objects": <the JSON text of dump_objects(manifests)>, "strict": bool}`), never cloud Outputs,
+  never secrets, so they are known at preview. `objects` is one string rather than a list of objects:
+  the SDK serializes, and the engine carries and diffs, one value instead of one per field of every
+  manifest (at 5,000 deployments that difference is minutes of a nothing-changed preview).
 - `check(olds, news)` re-validates the objects (`load_objects`; each `Problem` becomes a
   `CheckFailure(property=field path, reason=message)`), runs `place(fleet, workloads,
-  previous=olds' placement)` and returns the inputs with `placement`, its `deployments` outline and
-  the `manifests` digests added. The engine returns a check()ed resource's inputs as its outputs
-  during preview, so the placement is known there too.
-- `create`/`update` echo the checked inputs but `objects` (`OUTPUTS`): the state's inputs keep
-  the objects for the next check(), and the outputs would hold a second copy of every manifest,
-  rewritten with the whole state at every checkpoint; the `manifests` digests stand for them in the
-  outputs and in `diff`. `diff` never asks for a replacement (a replacement would re-run check
+  previous=olds' placement)` and returns the inputs with `objects` replaced by `objectsDigest`
+  (`objects_digest`: the SHA-256 of their canonical JSON) and `placement` (the document as one JSON
+  text, `document_text`, for the same reason as `objects`: at 5,000 replicas it is 130,000 values as
+  data), its `deployments` outline and the `manifests` digests added. So the state keeps no copy of any manifest: the digest is all the
+  next check() needs to tell unchanged inputs (a state written before the digest existed holds the
+  objects themselves, and their digest is computed from them). The engine returns a check()ed
+  resource's inputs as its outputs during preview, so the placement is known there too.
+- `create`/`update` echo the checked inputs but `objectsDigest` (`OUTPUTS`); the `manifests`
+  digests stand for the objects in the outputs and in `diff`. `diff` never asks for a replacement (a replacement would re-run check
   without olds and lose every pin); `delete` is a no-op.
 - What `pulumi preview --diff` shows (docs/pulumi.md, "Reviewing a change"): `deployments`
   (`modelplane.scheduling.diff.outline`) names the replicas created, removed or re-placed per
@@ -77,18 +81,20 @@ from modelplane.scheduling.verify import verify
 PLACEMENT_ID = "modelplane-placement"
 INPUTS = ("objects", "strict", "observed")
 """The resource's inputs (`observed`: what each workload cluster reported, control-cluster mode only;
-`scheduling.observed.observations_to_json`); check() adds `placement`, `outages`, `capacity`,
-`deployments`, `manifests` and `corrections`."""
+`scheduling.observed.observations_to_json`); check() replaces `objects` by `objectsDigest` and adds
+`placement`, `outages`, `capacity`, `deployments`, `manifests` and `corrections`."""
+KEPT = ("objectsDigest", "strict", "observed")
+"""The inputs as check() returns them (and the state keeps them): the objects only as their digest."""
 SHOWN = ("deployments", "manifests", "corrections")
 """Added by check() for `pulumi preview --diff` to show (see the module docstring)."""
 OBSERVED = ("outages", "capacity", "stranded")
 """Added by check() when clusters are observed: the outage clock, kept in state so it survives runs,
 the capacity report (`scheduling.observed.report`) and the stranded replicas (`scheduling.observed.stranded`,
 as a placement document holding only them), whose objects stay registered on their unreachable cluster."""
-STATE = (*INPUTS, "placement", *OBSERVED, *SHOWN)
-OUTPUTS = tuple(key for key in STATE if key != "objects")
+STATE = (*KEPT, "placement", *OBSERVED, *SHOWN)
+OUTPUTS = tuple(key for key in STATE if key != "objectsDigest")
 """What create/update return (see the module docstring) and what `diff` compares, old outputs to checked inputs."""
-HIDDEN = ("objects", "placement")
+HIDDEN = ("objects", "objectsDigest", "placement")
 """Left out of what `pulumi preview --diff` prints (`hide_diffs`): `deployments` and `manifests` say it short."""
 
 
@@ -121,29 +127,30 @@ class PlacementProvider(ResourceProvider):
         inputs = {key: news[key] for key in INPUTS if key in news}
         if _unknown(inputs.get("objects")) or _unknown(inputs.get("strict")):
             return CheckResult(inputs, [])  # the placement stays unknown; the program refuses to go on
-        if not isinstance(inputs.get("objects"), list) or not isinstance(inputs.get("strict", False), bool):
-            return CheckResult(inputs, [CheckFailure("objects", "objects must be a list of manifest objects "
-                                                                "and strict a bool")])
+        objects = _parsed(inputs.get("objects"))
+        if objects is None or not isinstance(inputs.get("strict", False), bool):
+            return CheckResult(inputs, [CheckFailure("objects", "objects must be the JSON text of a list of manifest "
+                                                                "objects and strict a bool")])
+        kept = {"objectsDigest": objects_digest(objects), **{key: inputs[key] for key in KEPT if key in inputs}}
         with collector_paused():  # the entry of the dynamic-provider process (`pulumi.collector`)
-            return self._place(olds, inputs)
+            return self._place(olds, kept, objects)
 
-    def _place(self, olds: dict[str, Any], inputs: dict[str, Any]) -> CheckResult:
+    def _place(self, olds: dict[str, Any], inputs: dict[str, Any], objects: list[Any]) -> CheckResult:
         try:
             observations = observations_from_json(from_wire(inputs.get("observed") or {}))
         except ValueError as error:
             return CheckResult(inputs, [CheckFailure("observed", str(error))])
         clock = {str(k): int(v) for k, v in (from_wire(olds.get("outages")) or {}).items()}
-        objects = from_wire(inputs["objects"])
         try:
             # Where the gateway runs is not an input of the placement, and the program checked it.
             manifests = load_objects(objects, source="objects", control_cluster=True)
         except ManifestErrors as errors:
             return CheckResult(inputs, [check_failure(problem) for problem in errors.errors])
         previous: Placement | None = None
-        document = from_wire(olds.get("placement"))
+        document = olds.get("placement")
         if document:
             try:
-                previous = Placement.from_json(document)
+                previous = Placement.from_json(read_document(document))
             except StateError as error:
                 return CheckResult(inputs, [CheckFailure("placement", (
                     f"the previous placement in the stack's state cannot be read ({error}); "
@@ -168,14 +175,14 @@ class PlacementProvider(ResourceProvider):
         if not observations:
             placement = place(manifests.fleet, manifests.workloads, previous).model_copy(
                 update={"planner": PLANNER_VERSION})
-            return CheckResult({**inputs, "placement": placement.to_json(), **_shown(objects, placement, corrections)},
+            return CheckResult({**inputs, "placement": document_text(placement), **_shown(objects, placement, corrections)},
                                _strict(inputs, placement.deployments))
         seen = observe(manifests.fleet, observations, clock, int(time.time()))  # the provider's clock, never the core's
         placement = place(seen.fleet, manifests.workloads, previous).model_copy(update={"planner": PLANNER_VERSION})
         carried = (from_wire(olds.get("capacity")) or {}).get("moves") or []
         observed = {"outages": dict(seen.outages), "capacity": report(seen, moves(previous, placement, seen), carried),
                     "stranded": Placement(replicas=stranded(kept, previous, placement, observations)).to_json()}
-        return CheckResult({**inputs, "placement": placement.to_json(), **observed,
+        return CheckResult({**inputs, "placement": document_text(placement), **observed,
                             **_shown(objects, placement, corrections)},
                            _strict(inputs, placement.deployments))
 
@@ -197,21 +204,65 @@ class PlacementProvider(ResourceProvider):
 
 
 def _same_inputs(olds: dict[str, Any], inputs: dict[str, Any]) -> bool:
-    """Both as they came through the engine: a double equals the int it stands for, so no `from_wire`."""
-    return all(olds.get(key) == inputs.get(key) for key in INPUTS)
+    """Both as they came through the engine: a double equals the int it stands for, so no `from_wire`.
+    A state written before `objectsDigest` existed holds the objects themselves."""
+    before = olds.get("objectsDigest")
+    if before is None and isinstance(olds.get("objects"), list):
+        before = objects_digest(from_wire(olds["objects"]))
+    return before == inputs["objectsDigest"] and all(olds.get(key) == inputs.get(key) for key in KEPT[1:])
+
+
+def objects_text(objects: list[dict[str, Any]]) -> str:
+    """The `objects` input: the objects' JSON text, in their order (a problem names its index)."""
+    return json.dumps(objects, separators=(",", ":"), ensure_ascii=False)
+
+
+def objects_digest(objects: list[Any]) -> str:
+    """The SHA-256 of the objects' canonical JSON (keys sorted): what the state keeps of them."""
+    canonical = json.dumps(objects, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def _parsed(text: Any) -> list[Any] | None:
+    """The objects of the `objects` input, or None when it is not the JSON text of a list."""
+    if not isinstance(text, str):
+        return None
+    try:
+        objects = json.loads(text)
+    except ValueError:
+        return None
+    return objects if isinstance(objects, list) else None
 
 
 def _unchanged(olds: dict[str, Any], inputs: dict[str, Any], objects: list[dict[str, Any]],
-               document: dict[str, Any], previous: Placement) -> dict[str, Any]:
+               document: Any, previous: Placement) -> dict[str, Any]:
     """The checked inputs when the previous placement holds for these same inputs: the olds' document
-    as it is, its `deployments` and `manifests` (they follow from the placement and the objects alone;
+    as it is (as its text when a state written before the text held it as data), its `deployments` and `manifests` (they follow from the placement and the objects alone;
     a state written before they existed gets them computed), no corrections, and, when clusters are
     observed, the olds' capacity report (no outage is running, or this path is not taken)."""
     shown = {key: olds[key] for key in ("deployments", "manifests") if isinstance(olds.get(key), dict)}
     if len(shown) < 2:
         shown = _shown(objects, previous, [])
     observed = {key: olds.get(key) for key in OBSERVED} if inputs.get("observed") else {}
-    return {**inputs, "placement": document, **observed, **shown, "corrections": []}
+    text = document if isinstance(document, str) else document_text(previous)
+    return {**inputs, "placement": text, **observed, **shown, "corrections": []}
+
+
+def document_text(placement: Placement) -> str:
+    """The `placement` property: the document (`Placement.to_json()`) as compact JSON text."""
+    return json.dumps(placement.to_json(), separators=(",", ":"), ensure_ascii=False)
+
+
+def read_document(value: Any) -> Any:
+    """The placement document of a `placement` property: its JSON text parsed, or, in a state written
+    before the text, the document itself as it came through the engine (`from_wire`). A text that does
+    not parse is a `StateError`, as a document that does not hold."""
+    if not isinstance(value, str):
+        return from_wire(value)
+    try:
+        return json.loads(value)
+    except ValueError as error:
+        raise StateError([f"(document): not JSON text ({error})"]) from None
 
 
 def _shown(objects: list[dict[str, Any]], placement: Placement, corrections: list[str]) -> dict[str, Any]:
@@ -271,8 +322,9 @@ class FleetPlacement(Resource, module="modelplane", name="Placement"):
     """Where every replica of the fleet runs, computed by `check()` and kept in state."""
 
     strict: pulumi.Output[bool]
-    placement: pulumi.Output[dict[str, Any]]
-    """The placement document (`modelplane.scheduling.Placement.to_json()`), known at preview."""
+    placement: pulumi.Output[str]
+    """The placement document (`modelplane.scheduling.Placement.to_json()`) as JSON text (`document_text`),
+    known at preview."""
     deployments: pulumi.Output[dict[str, Any]]
     """The placement outlined per deployment (`modelplane.scheduling.diff.outline`), for `--diff`."""
     manifests: pulumi.Output[dict[str, str]]
@@ -286,7 +338,7 @@ class FleetPlacement(Resource, module="modelplane", name="Placement"):
     hand, or written by another planner version), each a replica or deployment and why; empty when it held."""
 
     def __init__(self, name: str, args: FleetPlacementArgs, opts: pulumi.ResourceOptions | None = None):
-        props = {"objects": dump_objects(args["manifests"]), "strict": args["strict"],
+        props = {"objects": objects_text(dump_objects(args["manifests"])), "strict": args["strict"],
                  "placement": None, "deployments": None, "manifests": None, "corrections": None}
         if args.get("observed"):
             props.update(observed=args["observed"], outages=None, capacity=None, stranded=None)
@@ -301,12 +353,12 @@ UNKNOWN_MESSAGE = (
     "cloud resource flows into FleetPlacement's inputs.")
 
 
-def known_placement(placement: pulumi.Output[dict[str, Any]]) -> pulumi.Output[Placement]:
+def known_placement(placement: pulumi.Output[Any]) -> pulumi.Output[Placement]:
     """The placement document, or an error that says why when the Output is unknown (DESIGN section 3)."""
 
     def read(value: Any) -> Placement:
         if value is None or contains_unknowns(value):
             raise PlacementUnknownError(UNKNOWN_MESSAGE)
-        return Placement.from_json(from_wire(value))
+        return Placement.from_json(read_document(value))
 
     return placement.apply(read, run_with_unknowns=True)

@@ -11,7 +11,7 @@ import pulumi
 
 from modelplane.pulumi.config import read_stack_config
 from modelplane.pulumi.fleet import Modelplane
-from modelplane.pulumi.roles import COMPONENT, NAMESPACE, cluster_reports, stack_role, workload_stack
+from modelplane.pulumi.roles import COMPONENT, NAMESPACE, SECRETS, SHARE, cluster_reports, stack_role, workload_stack
 
 
 def program(project_dir: Path) -> None:
@@ -37,7 +37,8 @@ def program(project_dir: Path) -> None:
         from modelplane.pulumi.control_cluster import export_record  # the kubernetes client, only when used
 
         export_record(args["control_cluster"])
-    if fleet.workload_stacks is not None:
-        pulumi.export("workloadStacks", fleet.workload_stacks)
-        pulumi.export("workloadSecrets", fleet.workload_secrets)
+    for cluster, share in sorted((fleet.workload_stacks or {}).items()):
+        pulumi.export(SHARE + cluster, share)
+    for cluster, private in sorted((fleet.workload_secrets or {}).items()):
+        pulumi.export(SECRETS + cluster, private)
 

@@ -3,28 +3,33 @@
 Stack config `modelplane:role` (docs/pulumi.md, "Splitting the fleet"):
 - `single` (default): `Modelplane` holds everything, as before.
 - `fleet`: `Modelplane` with `split` provisions the clusters, runs the placement and the fleet gateway
-  and exports `workloadStacks` (plain data, `workload_stacks`: the fleet's objects, the serving-stack
-  settings, and per cluster its replicas, the draining marker and whether its serving stack is
-  installed) and `workloadSecrets` (one secret: each cluster's kubeconfig, the Secret values). It
+  and exports, per fleet cluster, `workloadStack-<cluster>` (plain data, `workload_stacks`: its replicas
+  as one JSON text, `replicas_text`, the draining marker, whether its serving stack is installed, the serving-stack settings and, as one
+  JSON text, the objects its render needs, `compose.share.cluster_share`) and `workloadSecrets-<cluster>`
+  (a secret: its kubeconfig and the Secret values). One output per cluster, each holding only its
+  share, keeps every property value small: the engine carries and diffs the outputs of a
+  nothing-changed preview too, and a workload stack converts only its own output. It
   reads the workload stacks `modelplane:clusterStacks` names (`{cluster: stack}`; `stack_outputs`,
   what a StackReference reads, kept out of the state): their `applied` replicas (make-before-break, `scheduling.handoff`) and
   `gatewayAddress` (the fleet gateway routes to a cluster only once its stack reports it, and is
   itself registered on a workload cluster only once that cluster's stack reports it: `gateway_waits`).
   Reading a stack that does not exist fails the run, so a cluster is enrolled there once its stack exists.
-- `cluster` (with `modelplane:cluster` and `modelplane:fleetStack`): `workload_stack` reads the fleet
-  stack's outputs and deploys only that cluster's serving stack, replicas, caches and routes, rendered
+- `cluster` (with `modelplane:cluster` and `modelplane:fleetStack`): `workload_stack` reads its two
+  outputs of the fleet stack and deploys only that cluster's serving stack, replicas, caches and routes, rendered
   by compose from the same objects with the cluster's share of the placement (the same manifests as
-  the single stack renders there); it exports `applied` (the replicas it runs, resolved once every
-  object is applied) and `gatewayAddress`. Its resources are registered at the stack's root with the
+  the single stack renders there); it exports `applied` (the replicas it runs, as `replicas_text`,
+  resolved once every object is applied) and `gatewayAddress`. Its resources are registered at the stack's root with the
   single stack's logical names, so `pulumi state move` carries an existing stack's resources over
   without recreating them.
 Safety: a cluster the fleet stack no longer exports is an error in its workload stack (never an empty
-stack that deletes everything), and the fleet stack refuses to drop a cluster whose stack still runs
+stack that deletes everything), so is a fleet stack whose outputs have the layout of an earlier version
+(one `workloadStacks` output: run the fleet stack first), and the fleet stack refuses to drop a cluster whose stack still runs
 replicas (`Handoff.stranded`).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
@@ -35,6 +40,7 @@ import pulumi_kubernetes as k8s
 from modelplane.api import CONTROL_CLUSTER, ManifestErrors, Manifests, dump_objects, load_objects
 from modelplane.compose import Rendered, Settings, address_placeholder, render, secret_placeholder
 from modelplane.compose.secrets import SecretKey
+from modelplane.compose.share import cluster_share
 from modelplane.pulumi.clusters import CLOUD_MODULES
 from modelplane.pulumi.gateway import InferenceGateway
 from modelplane.invariants import present
@@ -45,13 +51,17 @@ from modelplane.pulumi.stack_outputs import own_stack, read_outputs
 from modelplane.pulumi.workloads import Target, register_placed
 from modelplane.scheduling import Placement, StateError
 from modelplane.scheduling.handoff import Handoff, handoff
-from modelplane.scheduling.placement import PLACEMENT_VERSION
+from modelplane.scheduling.placement import PLACEMENT_VERSION, Replica
 
 NAMESPACE = "modelplane"
 COMPONENT = "modelplane"
 """The name of the `Modelplane` component the program builds: the first part of every logical name."""
 ROLES = ("single", "fleet", "cluster")
-"""The engine's builtin invoke that reads another stack's outputs (what a StackReference reads)."""
+SHARE, SECRETS = "workloadStack-", "workloadSecrets-"
+"""The prefixes of the fleet stack's outputs for one cluster: `workloadStack-<cluster>` and
+`workloadSecrets-<cluster>`."""
+LEGACY = "workloadStacks"
+"""The one output of every cluster's share that fleet stacks of an earlier version exported."""
 
 
 @dataclass(frozen=True)
@@ -89,11 +99,15 @@ def cluster_reports(config: pulumi.Config, clusters: Sequence[str]) -> dict[str,
     if not isinstance(stacks, Mapping) or not all(isinstance(v, str) and v for v in stacks.values()):
         raise pulumi.RunError("modelplane:clusterStacks must map a cluster's name -> its workload stack, e.g. "
                               "pulumi config set --path 'modelplane:clusterStacks.east' organization/modelplane/east")
-    last = last_addresses(clusters)
     found = {}
     for cluster, stack in sorted(stacks.items()):
         outputs = stack_outputs(stack)
-        found[cluster] = ClusterReport(stack, outputs.get("applied"), outputs.get("gatewayAddress") or last.get(cluster))
+        found[cluster] = ClusterReport(stack, outputs.get("applied"), outputs.get("gatewayAddress"))
+    if all(cluster in found and found[cluster].gateway_address for cluster in clusters):
+        return found  # every cluster's stack reports its address: this stack's last outputs are not needed
+    last = last_addresses(clusters)
+    found = {cluster: report if report.gateway_address else replace(report, gateway_address=last.get(cluster))
+             for cluster, report in found.items()}
     return found | {cluster: ClusterReport(None, None, address) for cluster, address in sorted(last.items())
                     if cluster not in found}
 
@@ -102,7 +116,7 @@ def last_addresses(clusters: Sequence[str]) -> dict[str, str]:
     """Cluster -> its inference Gateway's address as this stack's last run exported it (`gatewayAddresses`,
     read back like any stack's outputs), for the fleet's `clusters` only; entries that are not a
     non-empty string are left out (read back, never trusted)."""
-    value = stack_outputs(own_stack()).get("gatewayAddresses")
+    value = from_wire(read_outputs(own_stack()).get("gatewayAddresses"))
     if not isinstance(value, Mapping):
         return {}
     return {cluster: address for cluster, address in sorted(value.items())
@@ -125,10 +139,12 @@ def fleet_handoff(placement: Placement, manifests: Manifests, reports: Mapping[s
 
 
 def _replicas(stack: str | None, value: Any) -> list[Any] | None:
+    """A workload stack's `applied` output: the JSON text of its replicas (`replicas_text`), or the list
+    itself as stacks of an earlier version exported it."""
     if value is None:
         return None
     try:
-        return list(Placement.from_json({"version": PLACEMENT_VERSION, "replicas": value}).replicas)
+        return list(read_replicas(value))
     except StateError as error:
         raise pulumi.RunError(f"workload stack {stack}: its `applied` output is not a list of replicas ({error}); "
                               "run `pulumi up` on that stack") from None
@@ -164,33 +180,60 @@ def register_routes(component: str, rendered: Rendered, targets: Mapping[str, Ta
                            skip_await)
 
 
+def replicas_text(replicas: Sequence[Replica]) -> str:
+    """Replicas as one JSON text (the placement document's `replicas` entries): one output value, not
+    about 26 per replica for the engine to carry and diff."""
+    return json.dumps(Placement(replicas=tuple(replicas)).to_json()["replicas"], separators=(",", ":"))
+
+
+def read_replicas(value: Any) -> tuple[Replica, ...]:
+    """`replicas_text`'s replicas, validated; a list (an earlier version's form) is read as it is. A
+    `StateError` says what is wrong."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError as error:
+            raise StateError([f"(replicas): not JSON text ({error})"]) from None
+    return Placement.from_json({"version": PLACEMENT_VERSION, "replicas": value}).replicas
+
+
 def workload_stacks(manifests: Manifests, handed: Handoff, settings: Settings, skip_await: bool,
-                    installed_on: frozenset[str], secret_keys: Sequence[SecretKey]) -> dict[str, Any]:
-    """The fleet stack's `workloadStacks` output: what each workload stack deploys (plain data)."""
-    return {"objects": dump_objects(manifests), "settings": asdict(settings), "skipAwait": skip_await,
-            "secrets": [list(key) for key in sorted(secret_keys)],
-            "clusters": {cluster: {"installPrerequisites": cluster in installed_on,
-                                   "replicas": Placement(replicas=replicas).to_json()["replicas"],
-                                   "draining": [f"{r.deployment}#{r.index}" for r in handed.draining.get(cluster, ())]}
-                         for cluster, replicas in handed.running.items()}}
+                    installed_on: frozenset[str], secret_keys: Sequence[SecretKey]) -> dict[str, dict[str, Any]]:
+    """Cluster -> its `workloadStack-<cluster>` output: what its workload stack deploys (plain data; the
+    objects as one JSON text, only those its render needs)."""
+    shared = {"settings": asdict(settings), "skipAwait": skip_await, "secrets": [list(key) for key in sorted(secret_keys)]}
+    found = {}
+    for cluster, replicas in handed.running.items():
+        share = cluster_share(manifests, cluster, {replica.deployment for replica in replicas})
+        found[cluster] = {"installPrerequisites": cluster in installed_on,
+                          "replicas": replicas_text(replicas),
+                          "draining": [f"{r.deployment}#{r.index}" for r in handed.draining.get(cluster, ())],
+                          **shared, "objects": json.dumps(dump_objects(share), separators=(",", ":"))}
+    return found
 
 
 def workload_stack(cluster: str, fleet_stack: str) -> pulumi.Output[dict[str, Any]]:
-    """The workload stack of `cluster`: its serving stack and share of the fleet, read from the fleet
-    stack's outputs (`stack_outputs`: known in a preview too); resolves to `{"applied": [...],
+    """The workload stack of `cluster`: its serving stack and share of the fleet, read from its outputs
+    of the fleet stack (`read_outputs`: known in a preview too); resolves to `{"applied": [...],
     "gatewayAddress": ...}` once everything is applied."""
-    outputs = stack_outputs(fleet_stack)
-    data, private = outputs.get("workloadStacks"), outputs.get("workloadSecrets") or {}
-    entry = _entry(data, "clusters", cluster, fleet_stack)
-    manifests = _manifests(data["objects"], fleet_stack)
-    provider = k8s.Provider(provider_name(manifests, cluster),
-                            kubeconfig=pulumi.Output.secret(_entry(private, "kubeconfigs", cluster, fleet_stack)),
+    outputs = read_outputs(fleet_stack)
+    entry = from_wire(_entry(outputs, SHARE, cluster, fleet_stack))
+    private = from_wire(_entry(outputs, SECRETS, cluster, fleet_stack))
+    if not isinstance(private.get("kubeconfig"), str) or not isinstance(private.get("secrets"), Mapping):
+        raise pulumi.RunError(f"fleet stack {fleet_stack}: its output {SECRETS}{cluster} lacks the kubeconfig or the "
+                              "Secret values; run `pulumi up` on the fleet stack. This run changes nothing.")
+    manifests = _manifests(entry["objects"], fleet_stack)
+    provider = k8s.Provider(provider_name(manifests, cluster), kubeconfig=pulumi.Output.secret(private["kubeconfig"]),
                             cluster_identifier=provider_identifier(cluster))
-    settings = Settings(**{f.name: data["settings"][f.name] for f in fields(Settings) if f.name in data["settings"]})
-    placement = Placement.from_json({"version": PLACEMENT_VERSION, "replicas": entry["replicas"]})
-    keys: list[SecretKey] = [(namespace, name, key) for namespace, name, key in data["secrets"]]
+    settings = Settings(**{f.name: entry["settings"][f.name] for f in fields(Settings) if f.name in entry["settings"]})
+    try:
+        placement = Placement(replicas=read_replicas(entry.get("replicas")))
+    except StateError as error:
+        raise pulumi.RunError(f"fleet stack {fleet_stack}: its output {SHARE}{cluster} holds no readable replicas "
+                              f"({error}); run `pulumi up` on the fleet stack. This run changes nothing.") from None
+    keys: list[SecretKey] = [(namespace, name, key) for namespace, name, key in entry["secrets"]]
     rendered = render(manifests, placement, settings, secrets=keys)
-    skip_await = bool(data["skipAwait"])
+    skip_await = bool(entry["skipAwait"])
     serving = ServingStack(serving_name(COMPONENT, cluster), {
         "cluster": cluster, "addons": rendered.addons[cluster], "provider": provider,
         "install_prerequisites": bool(entry["installPrerequisites"]), "skip_await": skip_await})
@@ -212,21 +255,38 @@ def provider_name(manifests: Manifests, cluster: str) -> str:
     return f"{scope(COMPONENT, cluster)}-{CLOUD_MODULES[manifest.spec.cluster.source]}-k8s"
 
 
-def _entry(data: Any, part: str, cluster: str, fleet_stack: str) -> Any:
-    """The fleet stack's output for `cluster`, or an error: never an empty stack that deletes everything."""
-    if not isinstance(data, Mapping) or not isinstance(data.get(part), Mapping):
-        raise pulumi.RunError(f"fleet stack {fleet_stack} exports no workload stacks: run `pulumi up` on it with "
-                              "modelplane:role fleet first")
-    if cluster not in data[part]:
+def _entry(outputs: Mapping[str, Any], prefix: str, cluster: str, fleet_stack: str) -> Mapping[str, Any]:
+    """The fleet stack's output `<prefix><cluster>` (as read, wire values), or an error: never an empty
+    stack that deletes everything."""
+    entry = outputs.get(prefix + cluster)
+    if isinstance(entry, Mapping):
+        return entry
+    if entry is not None:
+        raise pulumi.RunError(f"fleet stack {fleet_stack}: its output {prefix}{cluster} is not a map; run `pulumi up` "
+                              "on the fleet stack. This run changes nothing.")
+    if LEGACY in outputs:
         raise pulumi.RunError(
-            f"fleet stack {fleet_stack} exports nothing for cluster {cluster!r} (it exports "
-            f"{', '.join(sorted(data[part])) or 'none'}): the cluster was removed from the fleet, or "
-            "modelplane:cluster is misspelt. A removed cluster's workload stack is destroyed with `pulumi destroy`; "
-            "this run changes nothing.")
-    return data[part][cluster]
+            f"fleet stack {fleet_stack} exports the layout of an earlier modelplane version (one `{LEGACY}` output, "
+            f"no `{prefix}{cluster}`): run `pulumi up` on the fleet stack first, then this stack. This run changes "
+            "nothing.")
+    exported = sorted(name.removeprefix(prefix) for name in outputs if name.startswith(prefix))
+    if not exported:
+        raise pulumi.RunError(f"fleet stack {fleet_stack} exports no workload stacks: run `pulumi up` on it with "
+                              "modelplane:role fleet first. This run changes nothing.")
+    raise pulumi.RunError(
+        f"fleet stack {fleet_stack} exports nothing for cluster {cluster!r} (it exports {', '.join(exported)}): "
+        "the cluster was removed from the fleet, or modelplane:cluster is misspelt. A removed cluster's workload "
+        "stack is destroyed with `pulumi destroy`; this run changes nothing.")
 
 
-def _manifests(objects: Any, fleet_stack: str) -> Manifests:
+def _manifests(text: Any, fleet_stack: str) -> Manifests:
+    try:
+        objects = json.loads(text) if isinstance(text, str) else None
+    except ValueError:
+        objects = None
+    if not isinstance(objects, list):
+        raise pulumi.RunError(f"fleet stack {fleet_stack}: the objects it exports are not the JSON text of a list; run "
+                              "`pulumi up` on the fleet stack. This run changes nothing.")
     try:
         return load_objects(objects, source=f"fleet stack {fleet_stack}", control_cluster=True)
     except ManifestErrors as errors:

@@ -160,7 +160,7 @@ def test_3_the_platform_and_an_ml_team_apply_with_kubectl_and_scale(control: Con
 def test_4_preview_reads_the_control_cluster_and_writes_nothing(control: Control) -> None:
     preview, _ = control.project.preview()
     placement = next(s for s in preview["steps"] if s["urn"].endswith("::modelplane-placement"))
-    known = placement["newState"]["inputs"]["placement"]
+    known = json.loads(placement["newState"]["inputs"]["placement"])  # the document as one JSON text
     assert [(r["cluster"], r["index"]) for r in known["replicas"]] == [("west", 0), ("west", 1)]
     assert any(s["urn"].endswith("::modelplane-status") and s["op"] == "create" for s in preview["steps"])
     assert control.get("md", "chat").get("status") is None, "a preview writes nothing"

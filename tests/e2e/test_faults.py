@@ -166,7 +166,7 @@ def deployment(control: Control) -> dict[str, Any]:
 def placed(control: Control) -> list[tuple[str, int]]:
     """The chat replicas the stack's Placement holds, (cluster, index)."""
     placement = next(r for r in deployment(control)["resources"] if r["type"] == PLACEMENT_TYPE)
-    return [(r["cluster"], r["index"]) for r in placement["outputs"]["placement"]["replicas"]]
+    return [(r["cluster"], r["index"]) for r in json.loads(placement["outputs"]["placement"])["replicas"]]
 
 
 def held_deployments(control: Control) -> list[str]:

@@ -80,7 +80,7 @@ def test_scaling_one_deployment_names_it_its_new_replica_and_its_manifest(stack:
     part = placement_part(text)
     shown = [line.strip() for line in part]
     assert shown[0].endswith(f"{PLACEMENT_HEADER} (update)"), part
-    assert {"~ objects (hidden)", "~ placement (hidden)", '+ east#1: "chat: h100"',
+    assert {"~ objectsDigest (hidden)", "~ placement (hidden)", '+ east#1: "chat: h100"',
             '~ scheduled: "2/2" => "3/3"'} <= set(shown), "\n".join(part)
     assert "~ ml-team/chat: {" in shown and any(line.startswith("~ ModelDeployment ml-team/chat: ") for line in shown)
     assert not [line for line in shown if "coder" in line or "ml-team/pd" in line or "Inference" in line], \
@@ -106,5 +106,5 @@ def test_an_edit_that_moves_nothing_names_only_its_manifest(stack: Stack) -> Non
         "vllm/vllm-openai:v0.23.0", "vllm/vllm-openai:v0.24.0", 1)})
     part = placement_part(project.preview_diff())
     shown = [line.strip() for line in part]
-    assert shown[3:] == ["~ objects (hidden)", "~ manifests: {", shown[5], "}"], "\n".join(part)
+    assert shown[3:] == ["~ objectsDigest (hidden)", "~ manifests: {", shown[5], "}"], "\n".join(part)
     assert shown[5].startswith("~ ModelDeployment ml-team/chat: "), "\n".join(part)

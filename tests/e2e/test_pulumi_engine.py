@@ -18,6 +18,7 @@ Every assertion reads the engine's JSON (`preview --json`, the event log of `up`
 from __future__ import annotations
 
 import base64
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -101,7 +102,7 @@ def test_1_preview_knows_the_placement_and_applies_nothing(stack: Stack) -> None
     assert creates == FIRST_WORKLOADS
     placement = [s for s in preview["steps"] if type_of(s["urn"]) == PLACEMENT_TYPE]
     assert [s["op"] for s in placement] == ["create"]
-    known = placement[0]["newState"]["inputs"]["placement"]
+    known = json.loads(placement[0]["newState"]["inputs"]["placement"])  # the document as one JSON text
     assert {(r["deployment"], r["cluster"]) for r in known["replicas"]} == {
         ("ml-team/chat", "east"), ("ml-team/chat", "west"), ("ml-team/coder", "east"), ("ml-team/pd", "east")}
     for name in ("east", "west"):

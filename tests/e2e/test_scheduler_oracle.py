@@ -347,8 +347,7 @@ def state_placement(project: Project) -> dict[str, Any]:
     """The placement document the Placement resource holds in the stack's state."""
     resources = json.loads(project.export())["deployment"]["resources"]
     placement = next(r for r in resources if r["type"] == "pulumi-python:dynamic/modelplane:Placement")
-    return json.loads(placement["outputs"]["placement"]) if isinstance(
-        placement["outputs"]["placement"], str) else placement["outputs"]["placement"]
+    return json.loads(placement["outputs"]["placement"])  # the document as one JSON text
 
 
 def replicas_of(placement: dict[str, Any]) -> list[tuple[str, str, int, str]]:

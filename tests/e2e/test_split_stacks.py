@@ -5,7 +5,10 @@ fleet`, the manifests of tests/e2e/fleet, both kubeconfigs, the Hugging Face tok
 (`modelplane:role: cluster`, reading `organization/modelplane/e2e`'s outputs). The cluster stacks run
 in parallel with the CLI, at most PARALLEL at a time (no kubelet runs a PKO workspace here).
 The steps, in order: the first fleet run (no cluster stack exists yet), both cluster stacks, the
-fleet run that enrolls them (routes to their gateways), nothing left to change anywhere; a replica
+fleet run that enrolls them (routes to their gateways), nothing left to change anywhere; the fleet
+stack's state rewritten to the previous version's layout (one `workloadStacks` output, every object in
+the Placement's inputs): a cluster stack refuses it and deletes nothing, one fleet run upgrades it
+(an update of the Placement resource's state, nothing else); a replica
 moves from west to east make-before-break across stacks; then west leaves the fleet: its stack is
 destroyed, the cluster itself is left alone. Every assertion reads the engine's JSON (`stack output`,
 `stack export`, `preview --json`) or the API servers.
@@ -14,6 +17,7 @@ destroyed, the cluster itself is left alone. Every assertion reads the engine's 
 from __future__ import annotations
 
 import base64
+import copy
 import json
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -23,8 +27,10 @@ from typing import Any
 
 import pytest
 
+from modelplane.api import dump_objects, load
 from modelplane.local.project import STACK, Project, PulumiFailed
 from modelplane.local.servers import Fleet
+from modelplane.pulumi.roles import LEGACY, SECRETS, SHARE
 from tests.e2e.conftest import ROOT
 from tests.e2e.gateways import gateway_addresses
 from tests.e2e.reads import listed, objects, settled
@@ -65,6 +71,10 @@ class Split:
     def resources(self, stack: str) -> list[dict[str, Any]]:
         return json.loads(self.run(stack, "stack", "export"))["deployment"].get("resources") or []
 
+    def shares(self) -> dict[str, dict[str, Any]]:
+        """Cluster -> the fleet stack's `workloadStack-<cluster>` output."""
+        return {key.removeprefix(SHARE): value for key, value in self.outputs(STACK).items() if key.startswith(SHARE)}
+
 
 @pytest.fixture(scope="module")
 def split(fleet: Fleet, tools: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Split]:
@@ -95,11 +105,13 @@ EAST = {"chat-east-0-chat", "pd-east-0-prefill", "pd-east-0-decode", "pd-east-0-
 def test_1_the_fleet_stack_exports_each_clusters_share_and_deploys_no_workload(split: Split) -> None:
     split.up(STACK)
     outputs = split.outputs(STACK)
-    shared = outputs["workloadStacks"]
-    assert {cluster: sorted((r["deployment"], r["index"]) for r in entry["replicas"])
-            for cluster, entry in shared["clusters"].items()} == {
+    assert {cluster: sorted((r["deployment"], r["index"]) for r in json.loads(entry["replicas"]))
+            for cluster, entry in split.shares().items()} == {
         "east": [("ml-team/chat", 0), ("ml-team/coder", 0), ("ml-team/pd", 0)], "west": [("ml-team/chat", 0)]}
-    assert outputs["workloadSecrets"] == "[secret]"
+    assert {cluster: sorted(o["metadata"]["name"] for o in json.loads(entry["objects"]) if o["kind"] == "ModelDeployment")
+            for cluster, entry in split.shares().items()} == {"east": ["chat", "coder", "pd"], "west": ["chat", "coder"]}, \
+        "west: chat runs there; coder's ModelCache has no clusterSelector and coder admits west, so it is staged there"
+    assert all(outputs[SECRETS + cluster] == "[secret]" for cluster in CLUSTERS)
     for cluster in CLUSTERS:
         assert deployments(split, cluster) == set(), "workloads are the cluster stacks'"
     kinds = {r["type"] for r in split.resources(STACK)}
@@ -115,7 +127,7 @@ def test_2_the_cluster_stacks_run_in_parallel_and_deploy_their_share(split: Spli
     assert "coder-east-0-coder" in objects(east, "LeaderWorkerSet")
     for cluster in CLUSTERS:
         outputs = split.outputs(cluster)
-        assert {r["cluster"] for r in outputs["applied"]} == {cluster}
+        assert {r["cluster"] for r in json.loads(outputs["applied"])} == {cluster}
         assert outputs["gatewayAddress"] == address(cluster)
         names = {r["urn"].rsplit("::", 1)[-1] for r in split.resources(cluster)}
         other = next(c for c in CLUSTERS if c != cluster)
@@ -138,25 +150,68 @@ def test_3_enrolled_cluster_stacks_get_fleet_routes_and_nothing_is_left_to_chang
     split.no_changes(STACK, *CLUSTERS)
 
 
+def earlier_layout(state: dict[str, Any], objects: list[dict[str, Any]]) -> dict[str, Any]:
+    """`state` (a `stack export` of the fleet stack) as the previous version wrote it: every cluster's share
+    in one `workloadStacks` output, the Placement resource's inputs holding every object, and its
+    placement document as data rather than text."""
+    earlier = copy.deepcopy(state)
+    for resource in earlier["deployment"]["resources"]:
+        if resource["type"] == "pulumi:pulumi:Stack":
+            outputs = resource["outputs"]
+            shares = {key.removeprefix(SHARE): outputs.pop(key) for key in list(outputs) if key.startswith(SHARE)}
+            for key in [key for key in outputs if key.startswith(SECRETS)]:
+                del outputs[key]
+            outputs[LEGACY] = {"objects": objects, "clusters": {cluster: {key: value for key, value in share.items()
+                                                                          if key != "objects"}
+                                                                for cluster, share in shares.items()}}
+        if resource["type"].endswith("modelplane:Placement"):
+            del resource["inputs"]["objectsDigest"]
+            resource["inputs"]["objects"] = objects
+            for part in ("inputs", "outputs"):
+                resource[part]["placement"] = json.loads(resource[part]["placement"])
+    return earlier
+
+
+def test_3b_a_fleet_stack_of_the_earlier_output_layout_upgrades_and_nothing_is_deleted(split: Split) -> None:
+    exported = json.loads(split.run(STACK, "stack", "export"))
+    objects = dump_objects(load([FLEET]))
+    earlier = split.project.directory / "earlier-fleet-state.json"
+    earlier.write_text(json.dumps(earlier_layout(exported, objects)))
+    split.run(STACK, "stack", "import", "--file", str(earlier))
+    before = {(r["urn"], r.get("id")) for r in split.resources("east")}
+    with pytest.raises(PulumiFailed, match=r"layout of an earlier modelplane version"):
+        split.up("east")
+    assert {(r["urn"], r.get("id")) for r in split.resources("east")} == before, "a failed read deletes nothing"
+    preview, _ = split.project.preview("--stack", STACK)
+    changed = [(s["op"], s["urn"].rsplit("::", 1)[-1]) for s in preview["steps"] if s["op"] not in ("same", "read")]
+    assert changed == [("update", "modelplane-placement")], "the Placement's state alone, to the new form"
+    split.up(STACK)
+    placement = next(r for r in split.resources(STACK) if r["type"].endswith("modelplane:Placement"))
+    assert "objects" not in placement["inputs"] and len(placement["inputs"]["objectsDigest"]) == 64
+    assert LEGACY not in split.outputs(STACK) and sorted(split.shares()) == list(CLUSTERS)
+    split.no_changes(STACK, *CLUSTERS)
+
+
 def test_4_a_move_across_stacks_is_make_before_break(split: Split) -> None:
     drained = split.manifests["fleet.yaml"].replace(*WEST_TAINTED)
     assert drained != split.manifests["fleet.yaml"]
     split.manifests["fleet.yaml"] = drained
     split.project.write_manifests(split.manifests)
     split.up(STACK)
-    clusters = split.outputs(STACK)["workloadStacks"]["clusters"]
+    clusters = split.shares()
     assert clusters["west"]["draining"] == ["ml-team/chat#0"]
-    moved = sorted(f"chat-east-{r['index']}-chat" for r in clusters["east"]["replicas"] if r["deployment"] == "ml-team/chat")
+    moved = sorted(f"chat-east-{r['index']}-chat" for r in json.loads(clusters["east"]["replicas"])
+                   if r["deployment"] == "ml-team/chat")
     assert len(moved) == 2
     split.up("west")
     assert deployments(split, "west") == {"chat-west-0-chat"}, "west keeps its replica until east runs the new one"
     split.up(STACK)
-    assert split.outputs(STACK)["workloadStacks"]["clusters"]["west"]["draining"] == ["ml-team/chat#0"]
+    assert split.shares()["west"]["draining"] == ["ml-team/chat#0"]
     split.up("east")
     assert set(moved) <= deployments(split, "east")
     split.up(STACK)
-    assert split.outputs(STACK)["workloadStacks"]["clusters"]["west"] == {
-        "installPrerequisites": False, "replicas": [], "draining": []}
+    west = split.shares()["west"]
+    assert (west["installPrerequisites"], json.loads(west["replicas"]), west["draining"]) == (False, [], [])
     split.up("west")
     assert settled(lambda: objects(split.fleet.clusters["west"], "Deployment")) == {}
     split.no_changes(STACK, *CLUSTERS)
@@ -166,7 +221,7 @@ def test_5_a_removed_cluster_s_stack_is_destroyed_never_the_cluster(split: Split
     gone = "\n---\n".join(doc for doc in split.manifests["fleet.yaml"].split("\n---\n") if "  name: west\n" not in doc)
     split.project.write_manifests({**split.manifests, "fleet.yaml": gone})
     split.up(STACK)
-    assert "west" not in split.outputs(STACK)["workloadStacks"]["clusters"]
+    assert "west" not in split.shares() and SECRETS + "west" not in split.outputs(STACK)
     before = {(r["urn"], r.get("id")) for r in split.resources("west")}
     with pytest.raises(PulumiFailed, match="exports nothing for cluster 'west'"):
         split.up("west")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import json
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -24,7 +25,7 @@ from pulumi.runtime import rpc
 from pulumi.runtime.proto import provider_pb2, provider_pb2_grpc
 
 from modelplane.api import dump_objects, load
-from modelplane.pulumi.placement import PLACEMENT_ID, PlacementProvider
+from modelplane.pulumi.placement import PLACEMENT_ID, PlacementProvider, objects_text
 from modelplane.scheduling import Placement
 from tests.pulumi.harness import ROOT
 
@@ -58,11 +59,11 @@ def struct(properties: dict[str, Any]) -> struct_pb2.Struct:
 
 
 def news(objects: list[dict[str, Any]]) -> struct_pb2.Struct:
-    return struct({"__provider": serialize_provider(PlacementProvider()), "objects": objects, "strict": False})
+    return struct({"__provider": serialize_provider(PlacementProvider()), "objects": objects_text(objects), "strict": False})
 
 
 def replicas(properties: struct_pb2.Struct) -> list[tuple[str, str, int]]:
-    placement = Placement.from_json(rpc.deserialize_properties(properties)["placement"])
+    placement = Placement.from_json(json.loads(rpc.deserialize_properties(properties)["placement"]))
     return sorted(replica.slot for replica in placement.replicas)
 
 

@@ -17,7 +17,7 @@ import pytest
 from modelplane.api import Fleet, Manifests, Workloads, dump_objects
 from modelplane.pulumi import placement as provider_module
 from modelplane.pulumi.observe import usable_nodes
-from modelplane.pulumi.placement import PlacementProvider
+from modelplane.pulumi.placement import PlacementProvider, objects_text
 from modelplane.scheduling.observed import ClusterObservation, PoolObservation, observations_to_json
 from tests.builders import cluster, deployment, exclusive_pool, gpu, klass, request, standalone
 
@@ -64,14 +64,14 @@ DOWN = ClusterObservation(False, {}, error="connection refused")
 
 def run(olds: dict[str, Any], a: ClusterObservation, at: int, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     monkeypatch.setattr(provider_module.time, "time", lambda: float(at))
-    news = {"objects": OBJECTS, "strict": False, "observed": observations_to_json({"a": a, "b": UP})}
+    news = {"objects": objects_text(OBJECTS), "strict": False, "observed": observations_to_json({"a": a, "b": UP})}
     result = PlacementProvider().check(wire(olds), wire(news))
     assert result.failures == []
     return json.loads(json.dumps(result.inputs))
 
 
 def where(outputs: dict[str, Any]) -> list[tuple[str, int]]:
-    return sorted((r["cluster"], r["index"]) for r in outputs["placement"]["replicas"])
+    return sorted((r["cluster"], r["index"]) for r in json.loads(outputs["placement"])["replicas"])
 
 
 def test_an_outage_past_the_grace_moves_the_replica_and_the_clock_lives_in_state(
@@ -99,5 +99,5 @@ def test_the_report_shows_declared_and_observed_capacity_per_pool(monkeypatch: p
 
 
 def test_a_malformed_observation_is_a_check_failure() -> None:
-    result = PlacementProvider().check({}, wire({"objects": OBJECTS, "strict": False, "observed": {"a": {"pools": 1}}}))
+    result = PlacementProvider().check({}, wire({"objects": objects_text(OBJECTS), "strict": False, "observed": {"a": {"pools": 1}}}))
     assert [f.property for f in result.failures] == ["observed"]

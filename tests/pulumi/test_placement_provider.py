@@ -13,6 +13,7 @@ rules (DESIGN section 4) on the multi-cloud demo fleet, whose first placement is
 from __future__ import annotations
 
 import base64
+import hashlib
 import copy
 import json
 import subprocess
@@ -27,7 +28,8 @@ from pulumi.dynamic.dynamic import serialize_provider
 from pulumi.runtime.rpc import UNKNOWN
 
 from modelplane.api import dump_objects, load
-from modelplane.pulumi.placement import HIDDEN, OBSERVED, PLACEMENT_ID, SHOWN, STATE, PlacementProvider, digests
+from modelplane.pulumi.placement import (HIDDEN, OBSERVED, PLACEMENT_ID, SHOWN, STATE, PlacementProvider, digests,
+                                         from_wire, objects_digest, objects_text)
 from modelplane.scheduling.placement import PLANNER_VERSION
 from modelplane.scheduling import Placement, place
 from modelplane.scheduling.diff import Change, diff
@@ -106,7 +108,7 @@ class Stack:
     calls: list[str] = field(default_factory=list)
 
     def up(self, objects: list[dict[str, Any]], strict: bool = False) -> Placement:
-        news = wire({"objects": objects, "strict": strict})
+        news = wire({"objects": objects_text(objects), "strict": strict})
         self.calls.append("check")
         result = self.provider.check(wire(self.state["inputs"]) if self.state else {}, news)
         assert result.failures == []
@@ -125,7 +127,7 @@ class Stack:
                 self.state = {"inputs": checked, "outputs": wire(self.provider.update(PLACEMENT_ID,
                                                                                       self.state["outputs"],
                                                                                       checked).outs)}
-        return Placement.from_json(self.state["outputs"]["placement"])
+        return Placement.from_json(json.loads(self.state["outputs"]["placement"]))
 
 
 def slots(placement: Placement) -> dict[str, list[tuple[str, int]]]:
@@ -142,8 +144,57 @@ def test_first_run_creates_the_placement_the_cli_plans() -> None:
     assert slots(placement) == FIRST
     manifests = load([ROOT / "examples" / "multi-cloud"])
     assert placement == place(manifests.fleet, manifests.workloads).model_copy(update={"planner": PLANNER_VERSION})
-    assert stack.state is not None and set(stack.state["outputs"]) == set(STATE) - {"observed", *OBSERVED, "objects"}
-    assert stack.state["inputs"]["objects"] == wire(DEMO), "the next check() reads them from the state's inputs"
+    assert stack.state is not None and set(stack.state["outputs"]) == set(STATE) - {"observed", *OBSERVED,
+                                                                                    "objectsDigest"}
+    assert stack.state["inputs"]["objectsDigest"] == objects_digest(DEMO), "the next check() compares it"
+    image = find(DEMO, "ModelDeployment", "qwen-demo")["spec"]["engines"][0]["members"][0]["template"]["spec"][
+        "containers"][0]["image"]
+    assert "objects" not in stack.state["inputs"] and image not in json.dumps(stack.state), "no copy of a manifest"
+
+
+def test_the_digest_is_of_the_objects_canonical_json_whatever_their_key_order() -> None:
+    reordered = [dict(reversed(list(obj.items()))) for obj in DEMO]
+    assert objects_text(reordered) != objects_text(DEMO)
+    assert objects_digest(reordered) == objects_digest(DEMO) == objects_digest(from_wire(wire(DEMO))) != objects_digest(DEMO[1:])
+    canonical = json.dumps(DEMO, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+    assert objects_digest(DEMO) == hashlib.sha256(canonical).hexdigest()
+
+
+@pytest.mark.parametrize("objects", [DEMO, "not json", json.dumps({"kind": "ModelDeployment"}), 7])
+def test_objects_that_are_not_the_json_text_of_a_list_fail_check(objects: Any) -> None:
+    result = PlacementProvider().check({}, wire({"objects": objects, "strict": False}))
+    assert [f.property for f in result.failures] == ["objects"]
+    assert "JSON text of a list" in result.failures[0].reason and "placement" not in result.inputs
+
+
+def test_a_state_of_the_previous_version_upgrades_without_planning_and_is_never_replaced(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A stack last updated by the version whose state kept every object in the inputs and the placement
+    document as data: the digest of those objects stands for them, the document is read as it is, the
+    unchanged path is taken, and the next state holds the digest and the document's text; diff asks
+    for an update of the state alone, never a replacement."""
+    provider = PlacementProvider()
+    checked = wire(provider.check({}, wire({"objects": objects_text(DEMO), "strict": False})).inputs)
+    document = json.loads(checked["placement"])
+    earlier = {**{k: v for k, v in checked.items() if k != "objectsDigest"}, "objects": wire(DEMO),
+               "placement": wire(document)}
+    earlier_outputs = {k: v for k, v in earlier.items() if k != "objects"}
+
+    def no_planning(*_: Any) -> None:
+        raise AssertionError("check() planned although nothing changed")
+
+    monkeypatch.setattr("modelplane.pulumi.placement.place", no_planning)
+    again = provider.check(earlier, wire({"objects": objects_text(DEMO), "strict": False}))
+    assert again.failures == [] and wire(again.inputs) == checked
+    answer = provider.diff(PLACEMENT_ID, earlier_outputs, wire(again.inputs))
+    assert (answer.changes, answer.replaces, answer.delete_before_replace) == (None, [], False)
+    assert provider.diff(PLACEMENT_ID, wire(provider.create(checked).outs), wire(again.inputs)).changes is False
+
+
+def test_a_placement_text_that_does_not_parse_fails_instead_of_dropping_every_pin() -> None:
+    result = PlacementProvider().check({"placement": "{not json"}, wire({"objects": objects_text(DEMO), "strict": False}))
+    assert [f.property for f in result.failures] == ["placement"]
+    assert "cannot be read" in result.failures[0].reason and "not JSON text" in result.failures[0].reason
 
 
 def test_unchanged_manifests_diff_to_no_change() -> None:
@@ -220,11 +271,11 @@ def test_diff_leaves_a_change_for_the_engine_to_detail_and_never_replaces() -> N
     """A change is answered "unknown" (None): the engine then diffs the inputs itself, and that
     detailed diff is what `--diff` prints; no change is answered as such."""
     provider = PlacementProvider()
-    first = provider.check({}, wire({"objects": DEMO, "strict": False})).inputs
-    second = provider.check(first, wire({"objects": edited(scale("qwen3-8b", 3)), "strict": False})).inputs
+    first = provider.check({}, wire({"objects": objects_text(DEMO), "strict": False})).inputs
+    second = provider.check(first, wire({"objects": objects_text(edited(scale("qwen3-8b", 3))), "strict": False})).inputs
     changed = provider.diff(PLACEMENT_ID, wire(first), wire(second))
     assert (changed.changes, changed.replaces, changed.delete_before_replace) == (None, [], False)
-    same = provider.diff(PLACEMENT_ID, wire(first), wire(provider.check(first, wire({"objects": DEMO,
+    same = provider.diff(PLACEMENT_ID, wire(first), wire(provider.check(first, wire({"objects": objects_text(DEMO),
                                                                                       "strict": False})).inputs))
     assert (same.changes, same.replaces) == (False, [])
 
@@ -255,18 +306,18 @@ def shown(olds: dict[str, Any], news: dict[str, Any]) -> set[str]:
 def checked_pair(*edits: Edit) -> tuple[dict[str, Any], dict[str, Any]]:
     """The checked inputs of a first run on the demo and of the next run with `edits`, off the wire."""
     provider = PlacementProvider()
-    first = wire(provider.check({}, wire({"objects": DEMO, "strict": False})).inputs)
-    return first, wire(provider.check(first, wire({"objects": edited(*edits), "strict": False})).inputs)
+    first = wire(provider.check({}, wire({"objects": objects_text(DEMO), "strict": False})).inputs)
+    return first, wire(provider.check(first, wire({"objects": objects_text(edited(*edits)), "strict": False})).inputs)
 
 
 def test_a_scale_up_shows_the_new_replica_and_the_edited_manifest_only() -> None:
     first, second = checked_pair(scale("qwen3-8b", 3))
     fleet = load([ROOT / "examples" / "multi-cloud"]).fleet
-    [created] = diff(Placement.from_json(first["placement"]), Placement.from_json(second["placement"]),
+    [created] = diff(Placement.from_json(json.loads(first["placement"])), Placement.from_json(json.loads(second["placement"])),
                      fleet, fleet).of(Change.CREATE)
     assert created.after is not None
     assert shown(first, second) == {
-        "objects (hidden)", "placement (hidden)", "manifests[ModelDeployment ml-team/qwen3-8b]",
+        "objectsDigest (hidden)", "placement (hidden)", "manifests[ModelDeployment ml-team/qwen3-8b]",
         "deployments[ml-team/qwen3-8b][scheduled]",
         f"deployments[ml-team/qwen3-8b][replicas][{created.after.cluster}#{created.after.index}]"}
     assert second["deployments"]["ml-team/qwen3-8b"]["scheduled"] == "3/3"
@@ -274,7 +325,7 @@ def test_a_scale_up_shows_the_new_replica_and_the_edited_manifest_only() -> None
 
 def test_an_edit_that_moves_nothing_shows_only_the_edited_manifest() -> None:
     assert shown(*checked_pair(change_args("qwen-demo"))) == {
-        "objects (hidden)", "manifests[ModelDeployment ml-team/qwen-demo]"}
+        "objectsDigest (hidden)", "manifests[ModelDeployment ml-team/qwen-demo]"}
 
 
 def test_the_outputs_hold_no_copy_of_the_objects_and_diff_still_sees_an_edit_that_moves_nothing() -> None:
@@ -305,7 +356,7 @@ def test_the_digests_name_every_object_and_change_with_any_field_of_one() -> Non
 
 def test_delete_is_a_no_op() -> None:
     provider = PlacementProvider()
-    assert provider.delete(PLACEMENT_ID, provider.check({}, wire({"objects": DEMO, "strict": False})).inputs) is None
+    assert provider.delete(PLACEMENT_ID, provider.check({}, wire({"objects": objects_text(DEMO), "strict": False})).inputs) is None
 
 
 def test_check_reports_a_manifest_problem_at_its_field_path() -> None:
@@ -314,7 +365,7 @@ def test_check_reports_a_manifest_problem_at_its_field_path() -> None:
             "devices"][0]["count"] = 0
     objects = edited(bad_count)
     index = objects.index(find(objects, "ModelDeployment", "qwen-demo"))
-    result = PlacementProvider().check({}, wire({"objects": objects, "strict": False}))
+    result = PlacementProvider().check({}, wire({"objects": objects_text(objects), "strict": False}))
     assert [(f.property, f.reason) for f in result.failures] == [(
         f"objects[{index}].spec.engines[0].members[0].nodeSelector.devices[0].count",
         "ModelDeployment ml-team/qwen-demo: must be at least 1; got int 0")]
@@ -323,11 +374,11 @@ def test_check_reports_a_manifest_problem_at_its_field_path() -> None:
 
 def test_strict_mode_fails_check_for_an_unschedulable_deployment() -> None:
     provider = PlacementProvider()
-    lenient = provider.check({}, wire({"objects": edited(huge), "strict": False}))
+    lenient = provider.check({}, wire({"objects": objects_text(edited(huge)), "strict": False}))
     assert lenient.failures == []
-    status = Placement.from_json(lenient.inputs["placement"]).deployments["ml-team/huge"]
+    status = Placement.from_json(json.loads(lenient.inputs["placement"])).deployments["ml-team/huge"]
     assert (status.scheduled, status.desired) == (0, 1) and status.reasons[0].startswith("0/3 clusters")
-    strict = provider.check({}, wire({"objects": edited(huge), "strict": True}))
+    strict = provider.check({}, wire({"objects": objects_text(edited(huge)), "strict": True}))
     assert [f.property for f in strict.failures] == ["placement.deployments['ml-team/huge']"]
     assert strict.failures[0].reason.startswith("strict mode: ml-team/huge is short (0/1 replicas scheduled): 0/3")
 
@@ -338,7 +389,7 @@ def test_unknown_inputs_at_preview_leave_the_placement_unknown() -> None:
 
 
 def test_an_unreadable_previous_placement_fails_instead_of_dropping_every_pin() -> None:
-    result = PlacementProvider().check({"placement": {"version": 7}}, wire({"objects": DEMO, "strict": False}))
+    result = PlacementProvider().check({"placement": {"version": 7}}, wire({"objects": objects_text(DEMO), "strict": False}))
     assert [f.property for f in result.failures] == ["placement"]
     assert "cannot be read" in result.failures[0].reason
 
@@ -358,32 +409,32 @@ def test_unchanged_inputs_return_the_previous_placement_without_planning(monkeyp
     """check() on unchanged inputs returns the olds' placement as it is: `place` is pure and
     re-planning its own output moves nothing, so planning again would give the same document."""
     provider = PlacementProvider()
-    first = provider.check({}, wire({"objects": edited(huge), "strict": False}))
+    first = provider.check({}, wire({"objects": objects_text(edited(huge)), "strict": False}))
     olds = wire(first.inputs)
 
     def no_planning(*_: Any) -> None:
         raise AssertionError("check() planned although nothing changed")
 
     monkeypatch.setattr("modelplane.pulumi.placement.place", no_planning)
-    again = provider.check(olds, wire({"objects": edited(huge), "strict": False}))
+    again = provider.check(olds, wire({"objects": objects_text(edited(huge)), "strict": False}))
     assert (again.failures, again.inputs) == ([], olds)
     strict_olds = {**olds, "strict": True}
-    strict = provider.check(strict_olds, wire({"objects": edited(huge), "strict": True}))
+    strict = provider.check(strict_olds, wire({"objects": objects_text(edited(huge)), "strict": True}))
     assert [f.property for f in strict.failures] == ["placement.deployments['ml-team/huge']"]
     with pytest.raises(AssertionError, match="planned although nothing changed"):
-        provider.check(olds, wire({"objects": edited(huge, scale("qwen-demo", 2)), "strict": False}))
+        provider.check(olds, wire({"objects": objects_text(edited(huge, scale("qwen-demo", 2))), "strict": False}))
 
 
 def test_a_state_without_the_shown_properties_gets_them_without_planning(monkeypatch: pytest.MonkeyPatch) -> None:
     """A stack last updated before `deployments` and `manifests` existed: its unchanged inputs still
     take the path that does not plan, and the two properties are computed from the state."""
     provider = PlacementProvider()
-    first = wire(provider.check({}, wire({"objects": DEMO, "strict": False})).inputs)
+    first = wire(provider.check({}, wire({"objects": objects_text(DEMO), "strict": False})).inputs)
     older = {key: value for key, value in first.items() if key not in SHOWN}
 
     def no_planning(*_: Any) -> None:
         raise AssertionError("check() planned although nothing changed")
 
     monkeypatch.setattr("modelplane.pulumi.placement.place", no_planning)
-    again = provider.check(older, wire({"objects": DEMO, "strict": False}))
+    again = provider.check(older, wire({"objects": objects_text(DEMO), "strict": False}))
     assert again.failures == [] and wire(again.inputs) == first

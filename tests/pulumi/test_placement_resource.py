@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pulumi
@@ -9,7 +10,7 @@ from pulumi.runtime import settings
 from pulumi.runtime.mocks import MockMonitor
 from pulumi.runtime.proto import resource_pb2
 
-from modelplane.api import load
+from modelplane.api import dump_objects, load
 from modelplane.pulumi.placement import HIDDEN, FleetPlacement
 from tests.pulumi.harness import ROOT, Engine
 
@@ -41,6 +42,7 @@ def test_the_manifests_and_the_placement_document_are_kept_out_of_the_diff() -> 
 
     program()
     request = monitor.requests["fleet"]
-    assert list(request.hideDiffs) == list(HIDDEN) == ["objects", "placement"]
+    assert list(request.hideDiffs) == list(HIDDEN) == ["objects", "objectsDigest", "placement"]
+    assert json.loads(request.object["objects"]) == dump_objects(manifests), "one string: the objects' JSON text"
     assert request.parent.endswith("::parent") and list(request.ignoreChanges) == ["strict"], \
         "the caller's options are kept"

@@ -14,6 +14,7 @@ import pulumi
 import pytest
 
 from modelplane.api import load
+from modelplane.pulumi.roles import SECRETS, SHARE
 from modelplane.pulumi.stack_outputs import INVOKE as STACK_OUTPUTS
 from modelplane.scheduling import place
 from tests.pulumi.harness import KUBECONFIG, ROOT, Engine, Run, dev_config, is_secret, run_program, unwrap
@@ -41,7 +42,8 @@ class Referencing(Engine):
             return {"name": name, "outputs": {}, "secretOutputNames": []}  # the stack's first run
         if name not in self.stacks:
             raise RuntimeError(f"unknown stack {name!r}")  # what the engine says (pulumi/pulumi#19202)
-        return {"name": name, "outputs": self.stacks[name], "secretOutputNames": ["workloadSecrets"]}
+        outputs = self.stacks[name]
+        return {"name": name, "outputs": outputs, "secretOutputNames": sorted(k for k in outputs if k.startswith(SECRETS))}
 
 
 def role(name: str, **extra: str) -> tuple[dict[str, str], list[str]]:
@@ -72,7 +74,13 @@ def enrolled(*clusters: str) -> tuple[dict[str, str], list[str]]:
 
 
 def exported(fleet: Run) -> dict[str, dict[str, Any]]:
-    return {FLEET_STACK: {key: fleet.outputs[key] for key in ("workloadStacks", "workloadSecrets")}}
+    """What a workload stack reads of the fleet stack: its outputs for the clusters."""
+    return {FLEET_STACK: {key: value for key, value in fleet.outputs.items() if key.startswith((SHARE, SECRETS))}}
+
+
+def shares(run: Run) -> dict[str, dict[str, Any]]:
+    """Cluster -> its `workloadStack-<cluster>` output."""
+    return {key.removeprefix(SHARE): value for key, value in run.outputs.items() if key.startswith(SHARE)}
 
 
 @pytest.fixture(scope="module")
@@ -133,23 +141,43 @@ def test_the_fleet_gateway_waits_for_its_host_clusters_stack(first: Run, fleet: 
 def test_the_fleet_stack_exports_each_clusters_share(fleet: Run) -> None:
     manifests = load([ROOT / "examples" / "multi-cloud"])
     expected = place(manifests.fleet, manifests.workloads)
-    shared = fleet.outputs["workloadStacks"]
-    assert sorted(shared["clusters"]) == list(CLUSTERS)
+    shared = shares(fleet)
+    assert sorted(shared) == list(CLUSTERS)
+    assert sorted(key.removeprefix(SECRETS) for key in fleet.outputs if key.startswith(SECRETS)) == list(CLUSTERS)
     for cluster in CLUSTERS:
-        entry = shared["clusters"][cluster]
-        assert entry["replicas"] == [r.model_dump(mode="json", by_alias=True)
+        entry = shared[cluster]
+        assert json.loads(entry["replicas"]) == [r.model_dump(mode="json", by_alias=True)
                                      for r in sorted(expected.replicas, key=lambda r: r.slot) if r.cluster == cluster]
         assert entry["draining"] == []  # no workload stack has reported yet: nothing to drain
         assert entry["installPrerequisites"] is True
-    assert shared["secrets"] == [["ml-team", "hf-token", "HF_TOKEN"]]
+        assert entry["secrets"] == [["ml-team", "hf-token", "HF_TOKEN"]]
+        assert isinstance(entry["objects"], str), "one JSON text: one property value, not one per field"
 
 
-def test_the_kubeconfigs_and_secret_values_leave_the_fleet_stack_as_one_secret(fleet: Run) -> None:
-    registered = fleet.outputs["workloadSecrets"]
-    assert registered["kubeconfigs"]["onprem-us-east"] == KUBECONFIG
-    assert sorted(registered["kubeconfigs"]) == list(CLUSTERS)
-    assert "workloadSecrets" not in str(fleet.outputs["workloadStacks"])
-    assert KUBECONFIG not in str(fleet.outputs["workloadStacks"])
+def deployments_in(entry: dict[str, Any]) -> list[str]:
+    return sorted(o["metadata"]["name"] for o in json.loads(entry["objects"]) if o["kind"] == "ModelDeployment")
+
+
+def test_each_share_holds_only_the_deployments_its_cluster_runs_or_stages_a_cache_for(fleet: Run) -> None:
+    # examples/multi-cloud, placed as FIRST in tests/pulumi/test_placement_provider.py. The two deployments
+    # with a ModelCache (kimi-k2-instruct, qwen3-coder) reference caches with their own clusterSelector,
+    # staged where it says whoever uses them: each share holds the deployments running there only.
+    # Every other kind stays whole.
+    assert {cluster: deployments_in(entry) for cluster, entry in shares(fleet).items()} == {
+        "eks-us-west": ["llama-70b-pd", "qwen3-8b"],
+        "gke-us-central": ["qwen-demo", "qwen3-8b"],
+        "onprem-us-east": ["kimi-k2-instruct", "qwen3-coder"]}
+    everything = load([ROOT / "examples" / "multi-cloud"])
+    for entry in shares(fleet).values():
+        kinds = sorted(o["kind"] for o in json.loads(entry["objects"]) if o["kind"] != "ModelDeployment")
+        assert kinds == sorted(o.kind for o in everything.objects() if o.kind != "ModelDeployment")
+
+
+def test_the_kubeconfigs_and_secret_values_leave_the_fleet_stack_as_secrets(fleet: Run) -> None:
+    registered = {key.removeprefix(SECRETS): value for key, value in fleet.outputs.items() if key.startswith(SECRETS)}
+    assert registered["onprem-us-east"]["kubeconfig"] == KUBECONFIG
+    assert sorted(registered) == list(CLUSTERS)
+    assert KUBECONFIG not in str(shares(fleet))
 
 
 def test_the_workload_stacks_register_what_the_single_stack_does_on_each_cluster(
@@ -182,22 +210,34 @@ def test_a_workload_stack_uses_only_its_clusters_kubeconfig(workloads: dict[str,
 
 def test_a_workload_stack_reports_what_it_applied(fleet: Run, workloads: dict[str, Run]) -> None:
     for cluster, run in workloads.items():
-        assert run.outputs["applied"] == fleet.outputs["workloadStacks"]["clusters"][cluster]["replicas"]
+        assert run.outputs["applied"] == shares(fleet)[cluster]["replicas"]
         assert run.outputs["gatewayAddress"]
 
 
 def test_a_cluster_the_fleet_does_not_export_is_an_error_and_registers_nothing(fleet: Run) -> None:
-    outputs = {FLEET_STACK: {key: fleet.outputs[key] for key in ("workloadStacks", "workloadSecrets")}}
-    engine = Referencing(stacks=outputs)
+    engine = Referencing(stacks=exported(fleet))
     with pytest.raises(Exception, match="exports nothing for cluster 'gone'.*changes nothing"):
         run_program(engine, cluster_role("gone"))
     assert not [r for r in engine.registered if r.typ.startswith(KUBERNETES)]
 
 
+def test_a_fleet_stack_not_updated_since_the_one_output_layout_is_an_error_and_registers_nothing(fleet: Run) -> None:
+    # What a fleet stack of the previous version exported: every share in one `workloadStacks` output.
+    earlier = {"workloadStacks": {"objects": [], "clusters": {c: shares(fleet)[c] for c in CLUSTERS}},
+               "workloadSecrets": {"kubeconfigs": {c: KUBECONFIG for c in CLUSTERS}, "secrets": {}}}
+    engine = Referencing(stacks={FLEET_STACK: earlier})
+    with pytest.raises(Exception, match=r"layout of an earlier modelplane version \(one `workloadStacks` output, no "
+                                        r"`workloadStack-eks-us-west`\): run `pulumi up` on the fleet stack first.*"
+                                        r"changes nothing"):
+        run_program(engine, cluster_role("eks-us-west"))
+    assert not [r for r in engine.registered if r.typ.startswith(KUBERNETES) or r.typ.startswith("modelplane:")]
+
+
 def test_no_stack_keeps_a_copy_of_another_stacks_outputs(fleet: Run, workloads: dict[str, Run]) -> None:
     for run in (fleet, *workloads.values()):
         assert not [r for r in run.engine.registered if r.typ == "pulumi:pulumi:StackReference"]
-    assert sorted(fleet.engine.read) == sorted([OWN_STACK, *(stack_of(c) for c in CLUSTERS)])
+    assert sorted(fleet.engine.read) == sorted(stack_of(c) for c in CLUSTERS), \
+        "every cluster's stack reports its address: the fleet stack's own last outputs are not read"
     assert all(run.engine.read == [FLEET_STACK] for run in workloads.values())
 
 
@@ -215,6 +255,18 @@ def test_after_a_move_from_one_stack_the_fleet_keeps_its_gateway_and_routes_befo
     assert "onprem-us-east" not in damaged.outputs["gatewayAddresses"], "read back, never trusted"
 
 
+def test_the_fleet_reads_the_applied_list_of_a_workload_stack_of_the_earlier_version(
+        fleet: Run, workloads: dict[str, Run]) -> None:
+    # The fleet stack is updated first; until each workload stack runs again its `applied` is a list.
+    stacks = {stack_of(c): {**run.outputs, "applied": json.loads(run.outputs["applied"])} for c, run in workloads.items()}
+    earlier = run_program(Referencing(state=copy.deepcopy(fleet.engine.state), stacks=stacks), enrolled(*CLUSTERS))
+    assert shares(earlier) == shares(fleet)
+    stacks[stack_of("eks-us-west")]["applied"] = "[{"
+    with pytest.raises(Exception, match=r"workload stack organization/modelplane/eks-us-west: its `applied` output is "
+                                        r"not a list of replicas \(\(replicas\): not JSON text"):
+        run_program(Referencing(state=copy.deepcopy(fleet.engine.state), stacks=stacks), enrolled(*CLUSTERS))
+
+
 def test_an_unknown_role_is_an_error() -> None:
     with pytest.raises(Exception, match="modelplane:role is 'both'; use single, fleet, cluster"):
         run_program(Engine(), role("both"))
@@ -223,21 +275,21 @@ def test_an_unknown_role_is_an_error() -> None:
 def moved_away(workloads: dict[str, Run], deployment: str, source: str, target: str) -> dict[str, dict[str, Any]]:
     """The workload stacks' outputs as if `deployment`'s replica on `target` had run on `source` until
     now and `target`'s stack had not applied it yet (a move from `source` to `target` under way)."""
-    outputs = {stack_of(c): copy.deepcopy(run.outputs) for c, run in workloads.items()}
-    moving = [r for r in outputs[stack_of(target)]["applied"] if r["deployment"] == deployment]
+    applied = {c: json.loads(run.outputs["applied"]) for c, run in workloads.items()}
+    moving = [r for r in applied[target] if r["deployment"] == deployment]
     assert len(moving) == 1
-    outputs[stack_of(target)]["applied"].remove(moving[0])
-    outputs[stack_of(source)]["applied"].append({**moving[0], "cluster": source, "index": 0})
-    return outputs
+    applied[target].remove(moving[0])
+    applied[source].append({**moving[0], "cluster": source, "index": 0})
+    return {stack_of(c): {**run.outputs, "applied": json.dumps(applied[c])} for c, run in workloads.items()}
 
 
 def test_a_moved_replica_drains_on_its_old_cluster_until_the_new_clusters_stack_applied_it(
         fleet: Run, workloads: dict[str, Run]) -> None:
     stacks = moved_away(workloads, "ml-team/qwen-demo", "eks-us-west", "gke-us-central")
     during = run_program(Referencing(state=copy.deepcopy(fleet.engine.state), stacks=stacks), enrolled(*CLUSTERS))
-    east = during.outputs["workloadStacks"]["clusters"]["eks-us-west"]
+    east = shares(during)["eks-us-west"]
     assert east["draining"] == ["ml-team/qwen-demo#0"]
-    assert ["ml-team/qwen-demo" in r["deployment"] for r in east["replicas"]].count(True) == 1
+    assert ["ml-team/qwen-demo" in r["deployment"] for r in json.loads(east["replicas"])].count(True) == 1
     route = ("kubernetes:gateway.networking.k8s.io/v1:HTTPRoute", "modelplane:gke-us-central:HTTPRoute:ml-team/qwen")
 
     def backends(run: Run) -> list[str]:  # where the fleet gateway sends ml-team/qwen (served by qwen-demo)
@@ -247,14 +299,15 @@ def test_a_moved_replica_drains_on_its_old_cluster_until_the_new_clusters_stack_
     assert backends(during) == ["gateway-eks-us-west", "gateway-gke-us-central"], "still routed to the draining copy"
     stacks[stack_of("gke-us-central")]["applied"] = workloads["gke-us-central"].outputs["applied"]
     after = run_program(Referencing(state=copy.deepcopy(fleet.engine.state), stacks=stacks), enrolled(*CLUSTERS))
-    assert after.outputs["workloadStacks"]["clusters"]["eks-us-west"]["draining"] == []
-    assert after.outputs["workloadStacks"] == fleet.outputs["workloadStacks"]
+    assert shares(after)["eks-us-west"]["draining"] == []
+    assert shares(after) == shares(fleet)
 
 
 def test_the_fleet_refuses_to_drop_a_cluster_whose_stack_still_runs_replicas(
         fleet: Run, workloads: dict[str, Run]) -> None:
     stacks = {stack_of(c): run.outputs for c, run in workloads.items()}
-    stacks[stack_of("retired")] = {"applied": [{**workloads["eks-us-west"].outputs["applied"][0], "cluster": "retired"}]}
+    stacks[stack_of("retired")] = {"applied": json.dumps([{**json.loads(workloads["eks-us-west"].outputs["applied"])[0],
+                                                           "cluster": "retired"}])}
     engine = Referencing(state=copy.deepcopy(fleet.engine.state), stacks=stacks)
     with pytest.raises(Exception, match=r"retired \(stack organization/modelplane/retired\): 1 replica\(s\) still run"):
         run_program(engine, enrolled(*CLUSTERS, "retired"))

@@ -49,10 +49,10 @@ def test_a_reachable_cluster_without_ready_nodes_strands_nothing(monkeypatch: py
 
 
 def test_an_unreadable_stranded_document_is_a_check_failure() -> None:
-    from modelplane.pulumi.placement import PlacementProvider
+    from modelplane.pulumi.placement import PlacementProvider, objects_text
     from tests.pulumi.test_observed_capacity import OBJECTS, wire
     from modelplane.scheduling.observed import observations_to_json
 
-    news = {"objects": OBJECTS, "strict": False, "observed": observations_to_json({"a": DOWN, "b": UP})}
+    news = {"objects": objects_text(OBJECTS), "strict": False, "observed": observations_to_json({"a": DOWN, "b": UP})}
     result = PlacementProvider().check(wire({"stranded": {"replicas": "nope"}}), wire(news))
     assert [f.property for f in result.failures] == ["stranded"]
