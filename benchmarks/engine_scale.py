@@ -64,7 +64,8 @@ def manifests(clusters: list[str], replicas: int, namespace: str) -> str:
                         "metadata": {"name": cluster, "labels": {"bench": cluster}},
                         "spec": {"cluster": {"source": "Existing", "existing": {"kubeconfig": f"{cluster}Kubeconfig",
                                                                                 "storageClassName": "shared-rwx"}},
-                                 "nodePools": [{"name": "h100", "className": "h100-8x", "nodeCount": 2000}]}})
+                                 "nodePools": [{"name": "h100", "className": "h100-8x", "nodeCount": 2000}],
+                                 "gateway": {"publicInference": True}}})  # loopback servers: nothing to authenticate
     for index in range(replicas):
         objects.append({"apiVersion": API, "kind": "ModelDeployment",
                         "metadata": {"name": f"m{index:05d}", "namespace": namespace},
