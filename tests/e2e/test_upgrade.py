@@ -5,6 +5,9 @@ The b30faba program and package come from tests/data/upgrade/b30faba.tar.gz (`gi
 commit, kept as data so no clone history is needed); the stack is tests/e2e/fleet as b30faba had it (two existing clusters,
 `east` and `west`: every kind of workload), with b30faba's `__main__.py` and PYTHONPATH on its tree.
 Then the project gets today's `__main__.py` and PYTHONPATH, and:
+- `preview` stops before any step: b30faba's clusters leave their gateways open without saying so,
+  which today's loader refuses (issue 23); the user's edit, `spec.gateway.publicInference: true` on
+  each cluster (the fleet is plain HTTP), lets the upgrade go on and renders nothing else;
 - `preview --json` plans no delete, and no create but the NetworkPolicies issue 23 added (`ADDED`):
   every old URN is taken over through its alias; the only replaces are the two ModelCache download Jobs (`REPLACED`), whose pod template, immutable in a
   Job, issue 23's hardening changed (no ServiceAccount token, restricted security context, the token
@@ -22,6 +25,7 @@ Assertions read the engine's JSON and the API servers.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import tarfile
 from collections.abc import Iterator
@@ -49,6 +53,8 @@ ADDED = {"modelplane:east:NetworkPolicy:ml-team/modelplane-engines",
 RENAMED = {"modelplane:east:Service:ml-team/coder-east-0-coder-http": "east-service-ml-team-coder-east-0-coder"}
 """Today's name -> b30faba's URN name: the Service beside the LeaderWorkerSet `coder-east-0-coder`, which
 its controller would make, headless, under the set's name (`ReplicaContext.service_name`)."""
+OPENED = re.compile(r"(kind: InferenceCluster\n(?:.*\n)*?spec:\n)")
+"""Each cluster's spec, where the user's upgrade edit opens its gateway on purpose (plain-HTTP fleet)."""
 
 
 @dataclass
@@ -75,12 +81,13 @@ def upgrade(fleet: Fleet, tools: Path, tmp_path_factory: pytest.TempPathFactory)
         yield Upgrade(project, fleet, base)
 
 
-def run_with(monkeypatch: pytest.MonkeyPatch, project: Project, tree: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def run_with(monkeypatch: pytest.MonkeyPatch, project: Project, tree: Path, *args: str,
+             check: bool = True) -> subprocess.CompletedProcess[str]:
     """A pulumi command running the program and package of `tree`."""
     (project.directory / "__main__.py").write_text((tree / "__main__.py").read_text())
     with monkeypatch.context() as patched:
         patched.setenv("PYTHONPATH", str(tree))
-        return project.run(*args)
+        return project.run(*args, check=check)
 
 
 def workload_identity(upgrade: Upgrade) -> dict[str, str]:
@@ -103,14 +110,27 @@ def test_1_the_b30faba_code_brings_the_stack_up(upgrade: Upgrade, monkeypatch: p
                                                                             "Deployment")
 
 
-def test_2_todays_code_previews_no_create_delete_or_replace(upgrade: Upgrade, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_2_todays_code_stops_at_the_open_cluster_gateways_until_they_say_so(upgrade: Upgrade,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """b30faba's manifests leave both clusters' gateways open without saying so (plain HTTP): today's
+    program refuses them and plans nothing; the user's edit (`publicInference: true`) lets it go on."""
+    refused = run_with(monkeypatch, upgrade.project, ROOT, "preview", "--json", check=False)
+    assert refused.returncode != 0
+    assert "InferenceCluster east: spec.gateway.publicInference: the cluster's inference Gateway would accept every " \
+           "caller unauthenticated" in refused.stdout + refused.stderr
+    manifests = {path.name: path.read_text() for path in sorted((upgrade.base / "tests" / "e2e" / "fleet").glob("*.yaml"))}
+    upgrade.project.write_manifests({name: OPENED.sub(r"\1  gateway: {publicInference: true}\n", text)
+                                     for name, text in manifests.items()})
+
+
+def test_3_todays_code_previews_no_create_delete_or_replace(upgrade: Upgrade, monkeypatch: pytest.MonkeyPatch) -> None:
     done = run_with(monkeypatch, upgrade.project, ROOT, "preview", "--json")
     planned = ops(json.loads(done.stdout))
     assert {op: sorted(names) for op, names in planned.items() if op in CHANGES} == {
         "replace": sorted(REPLACED), "create": sorted(ADDED | set(RENAMED)), "delete": sorted(RENAMED.values())}
 
 
-def test_3_todays_code_updates_without_deleting_or_recreating(upgrade: Upgrade, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_4_todays_code_updates_without_deleting_or_recreating(upgrade: Upgrade, monkeypatch: pytest.MonkeyPatch) -> None:
     before = workload_identity(upgrade)
     done = run_with(monkeypatch, upgrade.project, ROOT, "up", "--yes", "--skip-preview", "--json")
     changed = [(event["resOutputsEvent"]["metadata"]["op"], event["resOutputsEvent"]["metadata"]["urn"])
