@@ -113,6 +113,24 @@ def from_wire(value: Any) -> Any:
     return value
 
 
+def json_text(value: Any) -> str:
+    """`value` as compact JSON text: one property or output value for the engine to carry and diff,
+    where the same data would be one value per field (see the module docstring)."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def read_json_text(value: Any, what: str) -> Any:
+    """A `json_text` value parsed; a value that is not text is the data itself, as a state or stack of an
+    earlier version held it (read through `from_wire`). A text that does not parse is a `StateError`
+    naming `what`."""
+    if not isinstance(value, str):
+        return from_wire(value)
+    try:
+        return json.loads(value)
+    except ValueError as error:
+        raise StateError([f"({what}): not JSON text ({error})"]) from None
+
+
 def check_failure(problem: Problem) -> CheckFailure:
     """A manifest problem as the protocol's own "path + reason" error."""
     where = f"objects[{problem.line - 1}]" if problem.line else "objects"
@@ -127,7 +145,7 @@ class PlacementProvider(ResourceProvider):
         inputs = {key: news[key] for key in INPUTS if key in news}
         if _unknown(inputs.get("objects")) or _unknown(inputs.get("strict")):
             return CheckResult(inputs, [])  # the placement stays unknown; the program refuses to go on
-        objects = _parsed(inputs.get("objects"))
+        objects = parsed_objects(inputs.get("objects"))
         if objects is None or not isinstance(inputs.get("strict", False), bool):
             return CheckResult(inputs, [CheckFailure("objects", "objects must be the JSON text of a list of manifest "
                                                                 "objects and strict a bool")])
@@ -214,7 +232,7 @@ def _same_inputs(olds: dict[str, Any], inputs: dict[str, Any]) -> bool:
 
 def objects_text(objects: list[dict[str, Any]]) -> str:
     """The `objects` input: the objects' JSON text, in their order (a problem names its index)."""
-    return json.dumps(objects, separators=(",", ":"), ensure_ascii=False)
+    return json_text(objects)
 
 
 def objects_digest(objects: list[Any]) -> str:
@@ -223,8 +241,8 @@ def objects_digest(objects: list[Any]) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
-def _parsed(text: Any) -> list[Any] | None:
-    """The objects of the `objects` input, or None when it is not the JSON text of a list."""
+def parsed_objects(text: Any) -> list[Any] | None:
+    """The objects of an `objects_text` value, or None when it is not the JSON text of a list."""
     if not isinstance(text, str):
         return None
     try:
@@ -250,19 +268,13 @@ def _unchanged(olds: dict[str, Any], inputs: dict[str, Any], objects: list[dict[
 
 def document_text(placement: Placement) -> str:
     """The `placement` property: the document (`Placement.to_json()`) as compact JSON text."""
-    return json.dumps(placement.to_json(), separators=(",", ":"), ensure_ascii=False)
+    return json_text(placement.to_json())
 
 
 def read_document(value: Any) -> Any:
-    """The placement document of a `placement` property: its JSON text parsed, or, in a state written
-    before the text, the document itself as it came through the engine (`from_wire`). A text that does
-    not parse is a `StateError`, as a document that does not hold."""
-    if not isinstance(value, str):
-        return from_wire(value)
-    try:
-        return json.loads(value)
-    except ValueError as error:
-        raise StateError([f"(document): not JSON text ({error})"]) from None
+    """The placement document of a `placement` property (`read_json_text`: a state written before the
+    text holds the document itself)."""
+    return read_json_text(value, "document")
 
 
 def _shown(objects: list[dict[str, Any]], placement: Placement, corrections: list[str]) -> dict[str, Any]:

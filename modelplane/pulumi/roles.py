@@ -29,7 +29,6 @@ replicas (`Handoff.stranded`).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
@@ -45,7 +44,7 @@ from modelplane.pulumi.clusters import CLOUD_MODULES
 from modelplane.pulumi.gateway import InferenceGateway
 from modelplane.invariants import present
 from modelplane.pulumi.names import provider_identifier, scope, serving_name
-from modelplane.pulumi.placement import from_wire
+from modelplane.pulumi.placement import from_wire, json_text, objects_text, parsed_objects, read_json_text
 from modelplane.pulumi.serving import ServingStack
 from modelplane.pulumi.stack_outputs import own_stack, read_outputs
 from modelplane.pulumi.workloads import Target, register_placed
@@ -183,18 +182,13 @@ def register_routes(component: str, rendered: Rendered, targets: Mapping[str, Ta
 def replicas_text(replicas: Sequence[Replica]) -> str:
     """Replicas as one JSON text (the placement document's `replicas` entries): one output value, not
     about 26 per replica for the engine to carry and diff."""
-    return json.dumps(Placement(replicas=tuple(replicas)).to_json()["replicas"], separators=(",", ":"))
+    return json_text(Placement(replicas=tuple(replicas)).to_json()["replicas"])
 
 
 def read_replicas(value: Any) -> tuple[Replica, ...]:
     """`replicas_text`'s replicas, validated; a list (an earlier version's form) is read as it is. A
     `StateError` says what is wrong."""
-    if isinstance(value, str):
-        try:
-            value = json.loads(value)
-        except ValueError as error:
-            raise StateError([f"(replicas): not JSON text ({error})"]) from None
-    return Placement.from_json({"version": PLACEMENT_VERSION, "replicas": value}).replicas
+    return Placement.from_json({"version": PLACEMENT_VERSION, "replicas": read_json_text(value, "replicas")}).replicas
 
 
 def workload_stacks(manifests: Manifests, handed: Handoff, settings: Settings, skip_await: bool,
@@ -208,7 +202,7 @@ def workload_stacks(manifests: Manifests, handed: Handoff, settings: Settings, s
         found[cluster] = {"installPrerequisites": cluster in installed_on,
                           "replicas": replicas_text(replicas),
                           "draining": [f"{r.deployment}#{r.index}" for r in handed.draining.get(cluster, ())],
-                          **shared, "objects": json.dumps(dump_objects(share), separators=(",", ":"))}
+                          **shared, "objects": objects_text(dump_objects(share))}
     return found
 
 
@@ -280,11 +274,8 @@ def _entry(outputs: Mapping[str, Any], prefix: str, cluster: str, fleet_stack: s
 
 
 def _manifests(text: Any, fleet_stack: str) -> Manifests:
-    try:
-        objects = json.loads(text) if isinstance(text, str) else None
-    except ValueError:
-        objects = None
-    if not isinstance(objects, list):
+    objects = parsed_objects(text)
+    if objects is None:
         raise pulumi.RunError(f"fleet stack {fleet_stack}: the objects it exports are not the JSON text of a list; run "
                               "`pulumi up` on the fleet stack. This run changes nothing.")
     try:
