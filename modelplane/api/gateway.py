@@ -173,7 +173,8 @@ class ClusterTLS(GatewayTLS):
     fleet gateway presents to every cluster's inference Gateway (mutual TLS), which refuses any client whose
     certificate `caCertificates` does not sign. cert-manager keeps it with `certManager` (same issuer, client auth,
     for `fleet.<domain>`). Without it every InferenceCluster must say `spec.gateway.publicInference: true`.
-    EnvoyGateway backend only."""
+    On backend Traefik, which cannot present a client certificate itself, the fleet gateway reaches the clusters
+    through an internal Envoy Gateway proxy on its cluster that presents it (`compose.gateways.hop`)."""
 
 
 class GatewayAuth(Model):
@@ -217,11 +218,6 @@ class InferenceGatewaySpec(Model):
                              "apiKeyAuth): Traefik Proxy has no API-key middleware; set backend: EnvoyGateway or "
                              "remove auth")
         client = self.cluster_tls.client_certificate_secret if self.cluster_tls else None
-        if client is not None and self.backend is not GatewayBackend.ENVOY_GATEWAY:
-            raise FieldError(("clusterTLS", "clientCertificateSecret"), "a client certificate on the cluster hop needs "
-                             "backend EnvoyGateway (its EnvoyProxy backendTLS); Traefik Proxy's Gateway API provider "
-                             "presents none: set backend: EnvoyGateway, or remove clientCertificateSecret and set "
-                             "publicInference: true on each InferenceCluster's spec.gateway")
         if client is not None and self.cluster_tls is not None and self.cluster_tls.ca_certificates is None:
             raise FieldError(("clusterTLS", "caCertificates"), "caCertificates is required with "
                              "clientCertificateSecret: the clusters' gateways accept only client certificates this "

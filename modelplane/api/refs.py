@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 from modelplane.api.base import ClusterSource, Provider
 from modelplane.api.collisions import rendered_name_collisions
 from modelplane.api.fleet import InferenceClass, InferenceCluster
-from modelplane.api.gateway import UPSTREAM_NAME, GatewayBackend, InferenceGateway
+from modelplane.api.gateway import UPSTREAM_NAME, InferenceGateway
 from modelplane.api.manifests import Manifest, ObjectKey, Origin, object_key
 from modelplane.api.problems import Problem, Severity
 from modelplane.api.workload import ModelCache, ModelDeployment, ModelEndpoint
@@ -144,10 +144,9 @@ def unauthenticated_cluster_gateways(objects: Sequence[Located], declared: set[O
     """Every cluster's inference Gateway (reachable at its external address: the fleet gateway dials it, and
     without an InferenceGateway callers reach it directly) authenticates its callers, or its InferenceCluster
     says `spec.gateway.publicInference: true` (compose warns: `gateways.security_warnings`). Authenticated
-    means: with an InferenceGateway, the fleet gateway's client certificate (`clusterTLS.clientCertificateSecret`, EnvoyGateway only) is required there;
-    without one, the cluster's own API keys (`spec.gateway.auth`). Anything else is an error: a plain-HTTP fleet
-    (no hop to authenticate) or a Traefik fleet gateway (it presents no client certificate) must open its clusters
-    explicitly, and `auth` on a cluster behind an InferenceGateway is refused (the fleet gateway removes the
+    means: with an InferenceGateway, the fleet gateway's client certificate (`clusterTLS.clientCertificateSecret`) is
+    required there; without one, the cluster's own API keys (`spec.gateway.auth`). Anything else is an error: a
+    plain-HTTP fleet (no hop to authenticate) must open its clusters explicitly, and `auth` on a cluster behind an InferenceGateway is refused (the fleet gateway removes the
     caller's key before the hop, so every request would be refused). Nothing is said while a declared
     InferenceGateway is itself refused: which rule applies depends on it."""
     gateway = next((obj for obj, _ in objects if isinstance(obj, InferenceGateway)), None)
@@ -183,9 +182,6 @@ def _hop_fix(gateway: InferenceGateway) -> str:
     if gateway.spec.plain_http:
         return (f"InferenceGateway {gateway.name} reaches the clusters over plain HTTP (plainHTTP: true), where no "
                 "client certificate can be presented; set tls and clusterTLS with clusterTLS.clientCertificateSecret")
-    if gateway.spec.backend is not GatewayBackend.ENVOY_GATEWAY:
-        return (f"InferenceGateway {gateway.name} runs on {gateway.spec.backend}, which presents no client "
-                "certificate; set backend: EnvoyGateway and clusterTLS.clientCertificateSecret")
     return (f"set clusterTLS.clientCertificateSecret (and caCertificates) on InferenceGateway {gateway.name}, so that "
             "the fleet gateway presents a client certificate the cluster's gateway requires")
 

@@ -169,7 +169,8 @@ def fleet_gateway(manifests: Manifests, contexts: list[ReplicaContext], addresse
         objects[cluster] += cluster_routes
     if fleet.gateway.host == CONTROL_CLUSTER:  # the ModelServices live there: their namespaces are the teams'
         return gateway, findings
-    namespaces = sorted({obj["metadata"]["namespace"] for obj in gateway} - {stack.SYSTEM_NAMESPACE})
+    namespaces = sorted({obj["metadata"]["namespace"] for obj in gateway}
+                        - {stack.SYSTEM_NAMESPACE, stack.ENVOY_GATEWAY_NAMESPACE})  # the chart's, not ours
     hosted = {key(obj) for obj in objects[fleet.gateway.host]}
     return [*gateway, *(ns for ns in map(stack.namespace, namespaces) if key(ns) not in hosted)], findings
 

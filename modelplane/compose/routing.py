@@ -143,8 +143,8 @@ def fleet_objects(gateway: InferenceGateway, services: Sequence[ModelService], e
             continue
         targets = service_targets(gateway, service, selected, addresses)
         leaf_weights = weights.integer_weights([target.shares for target in targets])
-        fleet += backend.service_objects(service, [target.destination for target in targets],
-                                         [sum(leaves) for leaves in leaf_weights])
+        destinations, hop = gateways.hop.service_destinations(gateway, service, [t.destination for t in targets])
+        fleet += [*hop, *backend.service_objects(service, destinations, [sum(leaves) for leaves in leaf_weights])]
         for target, leaves in zip(targets, leaf_weights):
             if target.cluster:
                 clusters.setdefault(target.cluster, []).append(cluster_route(service, target, leaves))
@@ -198,7 +198,8 @@ def cluster_targets(service: ModelService, cluster: str, replicas: list[tuple[Re
     for name, group_host, route, group in groups:
         refs, shares = leaves(group)
         if refs:
-            destination = Destination(name, backend, address, gateways.tls.cluster_port(tls), tls, group_host, "/")
+            destination = Destination(name, backend, address, gateways.tls.cluster_port(tls), tls, group_host, "/",
+                                      cluster)
             targets.append(Target(destination, shares, refs, cluster, route))
     return targets
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from modelplane.api import ManifestErrors, load, load_sources
+from modelplane.api import CONTROL_CLUSTER, ManifestErrors, load, load_sources
 from modelplane.compose import Rendered, render
 from modelplane.scheduling import place
 from tests.compose.helpers import find
@@ -122,12 +122,107 @@ def test_a_client_certificate_needs_the_private_ca_that_signs_it() -> None:
     assert errors_of((ca_block, "")) == [("value_error", "InferenceGateway fleet", "spec.clusterTLS.caCertificates")]
 
 
-def test_a_client_certificate_is_refused_on_traefik() -> None:
-    traefik = ("  auth:                                  # and send `Authorization: Bearer <key>`\n"
-               "    apiKeysSecret: fleet-api-keys        # an Opaque Secret in modelplane-system: client id -> API key\n",
-               "  backend: Traefik\n")
-    assert errors_of(traefik) == [("value_error", "InferenceGateway fleet",
-                                  "spec.clusterTLS.clientCertificateSecret")]
+TRAEFIK = ("  auth:                                  # and send `Authorization: Bearer <key>`\n"
+           "    apiKeysSecret: fleet-api-keys        # an Opaque Secret in modelplane-system: client id -> API key\n",
+           "  backend: Traefik\n")
+"""The multi-cloud gateway on Traefik (which has no API keys, so `auth` goes)."""
+HOP_SERVICE = "modelplane-hop.envoy-gateway-system.svc"
+"""The ClusterIP Service Envoy Gateway makes for the hop: `envoyService.name` in its own namespace."""
+HOP_SELECTOR = {"gateway.envoyproxy.io/owning-gateway-name": "modelplane-hop",
+                "gateway.envoyproxy.io/owning-gateway-namespace": "modelplane-system"}
+
+
+def test_a_traefik_fleet_gateway_reaches_the_clusters_through_a_hop_that_presents_its_certificate() -> None:
+    """Traefik v3.7's Gateway API provider presents no client certificate (its ServersTransport from a
+    BackendTLSPolicy has none), so an Envoy Gateway proxy on the same cluster, reachable only from Traefik's
+    pods, presents it: the EnvoyGateway fleet gateway's objects, behind a ClusterIP Service."""
+    gateway = rendered(TRAEFIK).gateway
+    assert find(gateway, "EnvoyProxy", "modelplane-hop") == {
+        "apiVersion": "gateway.envoyproxy.io/v1alpha1", "kind": "EnvoyProxy",
+        "metadata": {"name": "modelplane-hop", "namespace": "modelplane-system",
+                     "labels": {"app.kubernetes.io/managed-by": "modelplane"}},
+        "spec": {"backendTLS": {"clientCertificateRef": {"group": "", "kind": "Secret", "name": "fleet-gateway-client"}},
+                 "provider": {"type": "Kubernetes",
+                              "kubernetes": {"envoyService": {"type": "ClusterIP", "name": "modelplane-hop"}}}}}
+    assert find(gateway, "Gateway", "modelplane-hop")["spec"] == {
+        "gatewayClassName": "modelplane",
+        "listeners": [{"name": "http", "protocol": "HTTP", "port": 8080, "allowedRoutes": {"namespaces": {
+            "from": "Selector", "selector": {"matchExpressions": [
+                {"key": "kubernetes.io/metadata.name", "operator": "In", "values": ["ml-team"]}]}}}}],
+        "infrastructure": {"parametersRef": {"group": "gateway.envoyproxy.io", "kind": "EnvoyProxy",
+                                             "name": "modelplane-hop"}}}
+    policy = find(gateway, "NetworkPolicy", "modelplane-hop")
+    assert (policy["metadata"]["namespace"], policy["spec"]) == ("envoy-gateway-system", {
+        "podSelector": {"matchLabels": HOP_SELECTOR}, "policyTypes": ["Ingress"],
+        "ingress": [{"from": [{"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "traefik-system"}}}]}]})
+    assert "Namespace" not in {m["kind"] for m in gateway if m["metadata"]["name"] == "envoy-gateway-system"}, \
+        "the chart's namespace is never a stack's"
+    assert [m["metadata"]["name"] for m in gateway if m["kind"] == "EnvoyProxy"] == ["modelplane-hop"]
+
+
+def replace_prefix(path: str, prefix: str, replacement: str) -> str:
+    """Gateway API ReplacePrefixMatch of a PathPrefix match (both ending in `/` here)."""
+    assert path.startswith(prefix), (path, prefix)
+    return replacement + path[len(prefix):]
+
+
+@pytest.mark.parametrize("cluster", ["eks-us-west", "gke-us-central"])
+def test_a_request_walks_from_traefik_through_the_hop_to_the_clusters_openai_api(cluster: str) -> None:
+    """/ml-team/qwen3/v1/chat/completions, followed object by object: Traefik's backendRef to the cluster
+    sends it in plain HTTP to the hop's Service under /ml-team/gateway-<cluster>/ with the service's Host; the
+    hop's route for that prefix strips it and reaches the cluster's Backend over TLS checked as
+    <cluster>.clusters.example.com against the fleet's CA; the cluster's route for that Host serves /v1/."""
+    out = rendered(TRAEFIK)
+    ca = load([DEMO]).fleet.gateway.spec.cluster_tls.ca_certificates
+    [rule] = find(out.gateway, "HTTPRoute", "qwen3")["spec"]["rules"]
+    [ref] = [r for r in rule["backendRefs"] if r["name"] == f"qwen3-gateway-{cluster}"]
+    [rewrite] = [f["urlRewrite"] for f in ref["filters"]]
+    endpoints = find(out.gateway, "EndpointSlice", ref["name"])
+    assert (endpoints["addressType"], endpoints["endpoints"][0]["addresses"], endpoints["ports"][0]["port"],
+            ref["port"]) == ("FQDN", [HOP_SERVICE], 8080, 8080)
+    assert endpoints["ports"][0]["appProtocol"] == "http", "plain HTTP inside the cluster, to the hop"
+    path = replace_prefix("/ml-team/qwen3/v1/chat/completions", rule["matches"][0]["path"]["value"],
+                          rewrite["path"]["replacePrefixMatch"])
+    assert (path, rewrite["hostname"]) == (f"/ml-team/gateway-{cluster}/v1/chat/completions",
+                                           "qwen3.ml-team.modelplane.internal")
+    [hop_rule] = find(out.gateway, "HTTPRoute", f"modelplane-hop-gateway-{cluster}")["spec"]["rules"]
+    [hop_rewrite] = [f["urlRewrite"] for f in hop_rule["filters"]]
+    assert "hostname" not in hop_rewrite, "the Host stays: the cluster's gateway routes on it"
+    path = replace_prefix(path, hop_rule["matches"][0]["path"]["value"], hop_rewrite["path"]["replacePrefixMatch"])
+    assert (path, hop_rule["timeouts"]) == ("/v1/chat/completions", {"request": "0s"})
+    [backend_ref] = hop_rule["backendRefs"]
+    backend = find(out.gateway, "Backend", backend_ref["name"])
+    assert backend["spec"]["endpoints"][0]["fqdn"]["port"] == 443
+    [tls_policy] = [m for m in out.gateway if m["kind"] == "BackendTLSPolicy"
+                    and m["spec"]["targetRefs"][0]["name"] == backend["metadata"]["name"]]
+    assert tls_policy["spec"]["validation"] == {
+        "hostname": f"{cluster}.clusters.example.com",
+        "caCertificateRefs": [{"group": "", "kind": "ConfigMap", "name": "modelplane-clusters-ca"}]}
+    assert find(out.gateway, "ConfigMap", "modelplane-clusters-ca")["data"] == {"ca.crt": ca}
+    served = [r for r in out.clusters[cluster] if r["kind"] == "HTTPRoute"
+              and r["spec"].get("hostnames") == ["qwen3.ml-team.modelplane.internal"]]
+    assert served and all(prefix_matches(m["path"]["value"], path)
+                          for r in served for rule in r["spec"]["rules"] for m in rule["matches"])
+
+
+def test_traefik_checks_only_the_external_endpoints_certificate_itself() -> None:
+    out = rendered(TRAEFIK)
+    targets = {m["spec"]["targetRefs"][0]["kind"] + "/" + m["spec"]["targetRefs"][0]["name"]
+               for m in out.gateway if m["kind"] == "BackendTLSPolicy"}
+    assert targets == {"Service/qwen3-external-qwen3-8b-hosted", "Backend/gateway-eks-us-west",
+                       "Backend/gateway-gke-us-central"}
+
+
+def test_the_hops_objects_validate_against_their_published_schemas() -> None:
+    objects = rendered(TRAEFIK).gateway
+    assert {f"{m['kind']}/{m['metadata']['name']}": problems(m) for m in objects} == {
+        f"{m['kind']}/{m['metadata']['name']}": [] for m in objects}
+
+
+def test_a_traefik_fleet_gateway_without_a_client_certificate_leaves_every_cluster_to_open() -> None:
+    assert errors_of(TRAEFIK, (CLIENT, "")) == [
+        ("unauthenticated-cluster-gateway", f"InferenceCluster {cluster}", "spec.gateway.publicInference")
+        for cluster in ("gke-us-central", "eks-us-west", "onprem-us-east")]
 
 
 @pytest.mark.parametrize("example", ["local", "qwen-demo", "kimi-k2"])
@@ -219,8 +314,17 @@ def backend_api(out: Rendered) -> dict[str, bool]:
         "extensionApis"]["enableBackend"] for cluster, addons in out.addons.items()}
 
 
-def test_the_backend_api_is_on_only_where_the_envoy_gateway_fleet_gateway_runs() -> None:
-    assert backend_api(rendered()) == {"eks-us-west": False, "gke-us-central": True, "onprem-us-east": False}
+@pytest.mark.parametrize("edits", [(), (TRAEFIK,)], ids=["EnvoyGateway", "Traefik with the hop"])
+def test_the_backend_api_is_on_only_where_the_fleet_gateway_reaches_backends(edits: tuple) -> None:
+    assert backend_api(rendered(*edits)) == {"eks-us-west": False, "gke-us-central": True, "onprem-us-east": False}
+
+
+def test_a_control_cluster_that_hosts_a_traefik_gateway_with_the_hop_runs_envoy_gateway_for_it() -> None:
+    manifests = load_sources(sources(TRAEFIK, ("  cluster: gke-us-central\n", "")), control_cluster=True)
+    out = render(manifests, place(manifests.fleet, manifests.workloads))
+    assert [a.name for a in out.addons[CONTROL_CLUSTER] if a.name in ("envoy-gateway", "traefik")] == [
+        "envoy-gateway", "traefik"]
+    assert backend_api(out)[CONTROL_CLUSTER] is True
 
 
 @pytest.mark.parametrize("example", ["kimi-k2", "getting-started/1-platform"])

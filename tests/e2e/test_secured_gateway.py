@@ -34,15 +34,21 @@ SECURED = ("  hostname: models.example.com\n  tls: {certificateSecret: fleet-cer
            "      -----END CERTIFICATE-----\n")
 
 
-def test_the_secured_gateway_objects_are_accepted_as_written(fleet: Fleet, tools: Path, tmp_path: Path) -> None:
+def render_secured(tmp_path: Path, gateway: str) -> list[dict]:
+    """The fleet gateway's objects `modelplane plan --render` writes for the example with its InferenceGateway
+    given the `gateway` lines instead of plainHTTP (and its cluster closed)."""
     for path in EXAMPLE.glob("*.yaml"):
         lines = [line for line in path.read_text().splitlines(keepends=True) if not line.startswith(PLAIN)]
-        secured = "".join(lines).replace(DEMO_OPEN, "").replace("  cluster: starter\n", "  cluster: starter\n" + SECURED)
+        secured = "".join(lines).replace(DEMO_OPEN, "").replace("  cluster: starter\n", "  cluster: starter\n" + gateway)
         (tmp_path / path.name).write_text(secured)
     rendered = subprocess.run([str(ROOT / ".venv" / "bin" / "modelplane"), "plan", str(tmp_path), "--render",
                                str(tmp_path / "out")], capture_output=True, text=True, timeout=300)
     assert rendered.returncode == 0, rendered.stderr
-    objects = [yaml.safe_load(p.read_text()) for p in sorted((tmp_path / "out" / "_gateway").rglob("*.yaml"))]
+    return [yaml.safe_load(p.read_text()) for p in sorted((tmp_path / "out" / "_gateway").rglob("*.yaml"))]
+
+
+def test_the_secured_gateway_objects_are_accepted_as_written(fleet: Fleet, tools: Path, tmp_path: Path) -> None:
+    objects = render_secured(tmp_path, SECURED)
     assert {o["kind"] for o in objects} == {"Certificate", "Gateway", "SecurityPolicy", "HTTPRoute", "Backend",
                                             "BackendTLSPolicy", "ConfigMap", "EnvoyProxy"}
     stack = yaml.safe_load_all((tmp_path / "out" / "_inventory" / "stacks" / "starter.yaml").read_text())
@@ -80,6 +86,40 @@ def test_the_secured_gateway_objects_are_accepted_as_written(fleet: Fleet, tools
                                                                        "name": "fleet-client"}
         assert clients["spec"]["tls"]["clientValidation"]["caCertificateRefs"] == [
             {"group": "", "kind": "ConfigMap", "name": "modelplane-clusters-ca"}]
+    finally:
+        delete(tools, server, objects)
+        delete(tools, server, namespaces)
+
+
+def test_the_traefik_hop_objects_are_accepted_as_written(fleet: Fleet, tools: Path, tmp_path: Path) -> None:
+    """The same fleet on a Traefik fleet gateway (no `auth`: Traefik has no API keys): its cluster hop goes
+    through the `modelplane-hop` Envoy Gateway proxy (compose/gateways/hop.py), whose EnvoyProxy, Gateway,
+    NetworkPolicy and routes the API server accepts and keeps as written, beside Traefik's Services and
+    EndpointSlices (an FQDN address: the hop's Service)."""
+    objects = render_secured(tmp_path, SECURED.replace("  auth: {apiKeysSecret: fleet-keys}\n", "  backend: Traefik\n"))
+    assert {o["kind"] for o in objects} == {"Certificate", "Gateway", "HTTPRoute", "Backend", "BackendTLSPolicy",
+                                            "ConfigMap", "EnvoyProxy", "NetworkPolicy", "Service", "EndpointSlice"}
+    server = next(iter(fleet.clusters.values()))
+    namespaces = [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
+                  for name in sorted({o["metadata"]["namespace"] for o in objects})]
+    assert [n["metadata"]["name"] for n in namespaces] == ["envoy-gateway-system", "ml-team", "modelplane-system"]
+    apply(tools, server, namespaces)
+    try:
+        apply(tools, server, objects, "--dry-run=server")
+        apply(tools, server, objects)
+        proxy, policy, slices = (json.loads(kubectl(tools, server, "get", "-n", namespace, resource, name,
+                                                    "-o", "json").stdout) for namespace, resource, name in (
+            ("modelplane-system", "envoyproxies.gateway.envoyproxy.io", "modelplane-hop"),
+            ("envoy-gateway-system", "networkpolicies.networking.k8s.io", "modelplane-hop"),
+            ("ml-team", "endpointslices.discovery.k8s.io", "qwen-gateway-starter")))
+        service = proxy["spec"]["provider"]["kubernetes"]["envoyService"]  # with the CRD's defaults added
+        assert (proxy["spec"]["backendTLS"], proxy["spec"]["provider"]["type"], service["type"], service["name"]) == (
+            {"clientCertificateRef": {"group": "", "kind": "Secret", "name": "fleet-client"}}, "Kubernetes",
+            "ClusterIP", "modelplane-hop")
+        assert policy["spec"]["ingress"] == [{"from": [{"namespaceSelector": {"matchLabels": {
+            "kubernetes.io/metadata.name": "traefik-system"}}}]}]
+        assert (slices["addressType"], slices["endpoints"][0]["addresses"]) == (
+            "FQDN", ["modelplane-hop.envoy-gateway-system.svc"])
     finally:
         delete(tools, server, objects)
         delete(tools, server, namespaces)

@@ -9,8 +9,10 @@ cluster that hosts it; `control_stack(settings, gateway)` is the control cluster
 runs there (`api.gateway.CONTROL_CLUSTER`): the same backend add-ons, with what a workload cluster's
 serving stack would have brought (Envoy Gateway for EnvoyGateway) and nothing for GPUs.
 `security_warnings(gateway)` says what a gateway leaves open (plain HTTP, no authentication).
-Envoy Gateway's `Backend` API is on only on the cluster that hosts an EnvoyGateway fleet gateway, the
-only place Modelplane renders Backends (`stack._envoy_gateway_values`).
+A Traefik fleet gateway whose clusters require its client certificate reaches them through `hop`, an
+internal Envoy Gateway proxy that presents it. Envoy Gateway's `Backend` API is on only on the cluster that
+hosts an EnvoyGateway fleet gateway or that hop (`hop.envoy_gateway`), the only places Modelplane renders
+Backends (`stack._envoy_gateway_values`).
 `bind_addresses(manifest, addresses)` puts workload-cluster addresses where the fleet gateway's
 objects hold their placeholders, in the form each kind needs; the Pulumi layer calls it once the
 addresses are known: bound, the objects rendered with placeholders equal those rendered with the
@@ -23,7 +25,7 @@ from collections.abc import Collection, Mapping, Sequence
 
 from modelplane.api import CONTROL_CLUSTER, GatewayBackend, InferenceCluster, InferenceGateway
 from modelplane.compose import stack
-from modelplane.compose.gateways import envoy, tls, traefik
+from modelplane.compose.gateways import envoy, hop, tls, traefik
 from modelplane.compose.findings import Finding
 from modelplane.compose.gateways.contract import Destination, FleetGateway
 from modelplane.compose.gateways.tls import TLS
@@ -48,7 +50,7 @@ def cluster_stack(cluster: InferenceCluster, settings: Settings, gateway: Infere
     implementation = backend(gateway)
     return stack.serving_stack(cluster, settings, before=implementation.crds(settings),
                                after=implementation.addons(gateway, settings), inference_gateway=inference_gateway,
-                               drivers=drivers, backends=gateway.spec.backend is GatewayBackend.ENVOY_GATEWAY)
+                               drivers=drivers, backends=hop.envoy_gateway(gateway))
 
 
 def gateway_objects(gateway: InferenceGateway, namespaces: Sequence[str]) -> list[dict]:
@@ -56,7 +58,7 @@ def gateway_objects(gateway: InferenceGateway, namespaces: Sequence[str]) -> lis
     Certificate that keeps its Secret (`tls.certManager`) and the policies attached to it."""
     implementation = backend(gateway)
     return [*tls.fleet_certificates(gateway), implementation.gateway_object(gateway, namespaces),
-            *implementation.gateway_policies(gateway)]
+            *implementation.gateway_policies(gateway), *hop.gateway_objects(gateway, namespaces)]
 
 
 def control_stack(settings: Settings, gateway: InferenceGateway) -> tuple[Addon, ...]:
@@ -65,7 +67,7 @@ def control_stack(settings: Settings, gateway: InferenceGateway) -> tuple[Addon,
         raise InvariantError(f"InferenceGateway {gateway.name} runs on {gateway.host}: only a gateway without "
                              "spec.cluster runs on the control cluster")
     implementation = backend(gateway)
-    return stack.control_stack(settings, gateway.spec.backend is GatewayBackend.ENVOY_GATEWAY,
+    return stack.control_stack(settings, hop.envoy_gateway(gateway),
                                before=implementation.crds(settings), after=implementation.addons(gateway, settings))
 
 

@@ -52,6 +52,8 @@ class Destination:
     """The Host header it is addressed by."""
     path: str
     """Its API root: the service's prefix `/<namespace>/<service>/` is replaced by this."""
+    cluster: str = ""
+    """The workload cluster whose gateway it reaches; empty for an external endpoint."""
 
 
 class FleetGateway(Protocol):

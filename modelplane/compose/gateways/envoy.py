@@ -72,17 +72,22 @@ def gateway_policies(gateway: InferenceGateway) -> list[dict]:
 
 
 def service_objects(service: ModelService, destinations: Sequence[Destination], weights: Sequence[int]) -> list[dict]:
-    """A Backend per destination's `backend` (with its BackendTLSPolicy and the CA it names over TLS),
-    then the route."""
+    """`backend_objects` of the destinations, then the route."""
+    return [*backend_objects(service.namespace, destinations), fleet_route(service, destinations, weights)]
+
+
+def backend_objects(namespace: str, destinations: Sequence[Destination]) -> list[dict]:
+    """A Backend per destination's `backend` in `namespace` (with its BackendTLSPolicy and the CA it names
+    over TLS), each once."""
     objects: dict[tuple[str, str], dict] = {}
     for d in destinations:
-        backend = backend_object(d.backend, service.namespace, d.address, d.port)
+        backend = backend_object(d.backend, namespace, d.address, d.port)
         objects[("Backend", d.backend)] = backend
         if d.tls is not None:
             target = {"group": "gateway.envoyproxy.io", "kind": "Backend", "name": d.backend}
             objects[("BackendTLSPolicy", d.backend)] = tls.backend_tls_policy(backend["metadata"], target, d.tls)
-            objects.update({("ConfigMap", m["metadata"]["name"]): m for m in tls.ca_config_maps(service.namespace, d.tls)})
-    return [*objects.values(), fleet_route(service, destinations, weights)]
+            objects.update({("ConfigMap", m["metadata"]["name"]): m for m in tls.ca_config_maps(namespace, d.tls)})
+    return list(objects.values())
 
 
 def fleet_route(service: ModelService, destinations: Sequence[Destination], weights: Sequence[int]) -> dict:

@@ -30,7 +30,9 @@ different rewrites must not share one:
   are refused by Traefik's Gateway provider); the port is named and `appProtocol`ed `http` or `https`;
 - for a TLS destination (an https endpoint; a cluster's gateway with `clusterTLS`), a
   BackendTLSPolicy on the Service (`tls.backend_tls_policy`: SNI and certificate check against its
-  TLS hostname, the fleet's CA bundle or the system CAs);
+  TLS hostname, the fleet's CA bundle or the system CAs); with `clusterTLS.clientCertificateSecret`,
+  which Traefik cannot present, a cluster's destination is instead the internal Envoy Gateway proxy
+  that presents it (`hop`, routing decides: `hop.service_destinations`);
 - the HTTPRoute on the fleet Gateway: `/<namespace>/<service>/`, each backendRef rewriting the
   prefix to its destination's path and the Host to its host. No request timeout is set: Traefik
   does not implement HTTPRoute timeouts and sets none of its own on forwarded requests.
