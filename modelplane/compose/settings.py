@@ -5,7 +5,15 @@ Every default is a real, published artifact; the comment beside it says where th
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+
+PINNED_BY_DIGEST = re.compile(r"[^@\s]+@sha256:[0-9a-f]{64}")
+"""An image reference that names its content (`REPOSITORY@sha256:<64 hex digits>`): a tag can be moved to another
+image after the reference was reviewed, a digest cannot."""
+DIGEST_PINNED = ("downloader_image",)
+"""The settings that must be pinned by digest when set: the images Modelplane runs with a secret in reach
+(the download Job holds the Hugging Face token). Their defaults name no published image."""
 
 
 @dataclass(frozen=True)

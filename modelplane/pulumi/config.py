@@ -12,7 +12,7 @@ Keys (namespace `modelplane` unless noted):
   with a warning: `api.served`). Default false.
 - one key per `compose.Settings` field, camelCase (`envoyGatewayVersion`, `lwsVersion`,
   `endpointPickerImage`, `gkeRwxStorageClass`, ...): overrides that pin. Unset keys keep
-  `compose.Settings()`.
+  `compose.Settings()`. `downloaderImage` must be pinned by digest (`compose.settings.DIGEST_PINNED`).
 - `secrets` (secret, set with `--path`): `secrets.<namespace>.<secret>.<key>` is the value of a
   Secret compose delivers, e.g. a ModelCache's Hugging Face token:
   `pulumi config set --secret --path 'modelplane:secrets.ml-team.hf-token.HF_TOKEN' hf_...`.
@@ -60,7 +60,9 @@ from pydantic.alias_generators import to_camel, to_snake
 
 from modelplane.api import CONTROL_CLUSTER, ClusterSource, ManifestErrors, Manifests, load
 from modelplane.api.slices import Published
+from modelplane.api.problems import printable
 from modelplane.compose import Settings
+from modelplane.compose.settings import DIGEST_PINNED, PINNED_BY_DIGEST
 from modelplane.invariants import present
 from modelplane.compose.control_plane import KUBECONFIG_SECRETS
 from modelplane.pulumi.clusters import ProviderSettings, provider_settings
@@ -129,6 +131,11 @@ def settings(config: pulumi.Config) -> Settings:
     """`compose.Settings()` with every field set in config overridden."""
     overrides = {field.name: value for field in fields(Settings)
                  if (value := config.get(to_camel(field.name))) is not None}
+    for name in DIGEST_PINNED:
+        if name in overrides and not PINNED_BY_DIGEST.fullmatch(overrides[name]):
+            raise pulumi.RunError(f"modelplane:{to_camel(name)} must name its image by digest, e.g. "
+                                  "registry.example.com/hf-downloader@sha256:<64 hex digits> (docs/security.md): a tag "
+                                  f"can be moved to another image; got '{printable(overrides[name], newlines=False)}'")
     return replace(Settings(), **overrides)
 
 
