@@ -2,7 +2,7 @@
 
 Contract: the result is exactly `(place(fleet, workloads, previous), place(*apply_edits(fleet,
 workloads, edits), previous))`, byte for byte (tests/scheduling/test_whatif_plan.py checks it
-against those two plans on generated fleets).
+against those two plans on hypothesis fleets and on the benchmark's generated fleets).
 
 When every edit only raises pools (`pool C/P nodes=N` with N at least the pool's capacity: the
 common "what if this pool had more nodes"), the edited fleet differs from the fleet only in those
@@ -16,7 +16,8 @@ Measured on the generated 100 x 1,000 standard fleet (the shared, loaded 2-core 
 16 one-pool raises (+4 nodes) took 31.6 s for both placements against 53.4 s for the two plans
 from scratch (59%), and 54% once the plan after takes over the reasons that cannot differ
 (`_unchanged_reasons`); the whole `plan --format json --what-if 'pool cluster-0000/pool0
-nodes=15'` process 3.2-3.5 s against 4.7-5.9 s before. docs/performance.md has the figures.
+nodes=15'` process 3.6-4.1 s against 5.2-6.0 s before (interleaved, 3 runs each; the varied
+shape's 3.8-4.8 s against 5.8-6.4 s). docs/performance.md has the figures.
 """
 
 from __future__ import annotations
