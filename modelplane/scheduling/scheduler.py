@@ -18,6 +18,8 @@ Phases, in order:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from modelplane.api import Fleet, Workloads
 from modelplane.cel import SelectorEvaluator
 from modelplane.scheduling.explanation import Briefing, Explanation, diagnose
@@ -53,7 +55,9 @@ def plan(fleet: Fleet, workloads: Workloads, previous: Placement | None = None, 
     return report(run, [*kept, *placed]), run
 
 
-def report(run: Run, replicas: list[Replica]) -> Placement:
+def report(run: Run, replicas: list[Replica], known: Mapping[str, tuple[str, ...]] | None = None) -> Placement:
+    """The placement of `replicas`, with the reasons of each short deployment; `known`: reasons
+    already worked out on a ledger that holds the same on every pool they read (`whatif_plan.py`)."""
     replicas = sorted(replicas, key=lambda r: r.slot)
     by_deployment: dict[str, list[Replica]] = {}
     for replica in replicas:
@@ -64,7 +68,8 @@ def report(run: Run, replicas: list[Replica]) -> Placement:
         mine = by_deployment.get(deployment.key, [])
         reasons: tuple[str, ...] = ()
         if len(mine) < deployment.spec.replicas:
-            reasons = briefing.brief(deployment).lines()
+            given = known.get(deployment.key) if known else None
+            reasons = given if given is not None else briefing.brief(deployment).lines()
         statuses[deployment.key] = DeploymentStatus.model_construct(desired=deployment.spec.replicas,
                                                                     scheduled=len(mine), reasons=reasons)
     # The scheduler's own values, valid by construction: validating them again would cost more

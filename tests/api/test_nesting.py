@@ -5,12 +5,13 @@ real depth, and deep documents of every shape are one clear error."""
 from __future__ import annotations
 
 from typing import Any
+from unittest import mock
 
 import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from modelplane.api.documents import MAX_DEPTH, nesting_bound, parse_documents
+from modelplane.api.documents import COMPOSE_SAFE, MAX_DEPTH, nesting_bound, parse_documents
 
 leaves = st.one_of(st.integers(), st.text(alphabet="ab[]{}'\"-?: ", max_size=4), st.none())
 trees = st.recursive(leaves, lambda inner: st.one_of(st.lists(inner, max_size=3),
@@ -74,9 +75,36 @@ def test_a_document_at_the_limit_reads() -> None:
 
 
 def test_a_deep_document_under_the_compose_bound_is_refused_by_the_walk() -> None:
-    from modelplane.api.documents import COMPOSE_SAFE
     text = "a: " + "[" * (MAX_DEPTH + 50) + "]" * (MAX_DEPTH + 50) + "\n"
     assert MAX_DEPTH < nesting_bound(text) <= COMPOSE_SAFE
     documents, problems = parse_documents("deep.yaml", text)
     assert documents == [] and [(p.line, p.message) for p in problems] == [
         (1, f"nests deeper than {MAX_DEPTH} levels; Modelplane reads at most {MAX_DEPTH} (flatten it)")]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(trees, min_size=1, max_size=4), st.sampled_from([None, False, True]))
+def test_the_bound_of_several_documents_is_never_below_the_deepest(documents: list[Any], flow: bool | None) -> None:
+    text = yaml.safe_dump_all([{"a": tree} for tree in documents], default_flow_style=flow, explicit_start=True)
+    assert nesting_bound(text) >= events_depth(text) == max(depth({"a": tree}) for tree in documents)
+
+
+def test_brackets_are_counted_per_document() -> None:
+    one = "a: [[1, 2], {b: [3]}]\n"  # 4 brackets, nested 3 deep
+    text = "---\n".join([one] * 1_000)
+    assert nesting_bound(text) == nesting_bound("---\n" + one) < COMPOSE_SAFE < 4 * 1_000
+    with mock.patch("modelplane.api.documents._too_deep", side_effect=AssertionError("counted the events")):
+        documents, problems = parse_documents("many.yaml", text)
+    assert problems == [] and len(documents) == 1_000
+
+
+def test_a_line_that_only_looks_like_a_document_start_does_not_cut_a_document() -> None:
+    for text in ("a: [\n  ---x]\n", "a: |\n  --- in a block scalar\n", "a: '\n ---'\n", "a: [\n---x]\n"):
+        assert nesting_bound(text) >= events_depth(text), text
+
+
+def test_a_deep_document_after_others_is_one_clear_error() -> None:
+    for shape, deep in DEEP.items():
+        documents, problems = parse_documents("deep.yaml", "a: 1\n---\n" + deep)
+        assert len(documents) <= 1 and [p.message for p in problems] == [
+            f"nests deeper than {MAX_DEPTH} levels; Modelplane reads at most {MAX_DEPTH} (flatten it)"], shape

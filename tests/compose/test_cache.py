@@ -71,6 +71,17 @@ def test_staged_clusters(cache_selector: dict | None, deployment_selector: dict 
     assert staged == want
 
 
+def test_caches_whose_deployments_repeat_selectors_are_each_staged_where_their_own_deployments_run() -> None:
+    rendered = compose(deployment("m1", cache="both", selector={"zone": "a"}),
+                       deployment("m2", cache="both", selector={"zone": "b"}),
+                       deployment("m3", cache="one", selector={"zone": "a"}),
+                       deployment("m4", cache="one", selector={"zone": "a"}),
+                       caches=(model_cache("both"), model_cache("one")))
+    staged = {c: sorted(m["metadata"]["name"] for m in ms if m["kind"] == "PersistentVolumeClaim")
+              for c, ms in rendered.clusters.items()}
+    assert staged == {"gpu-a": ["both-cache", "one-cache"], "gpu-b": ["both-cache"]}
+
+
 def test_a_staged_cache_is_a_rwx_pvc_a_download_job_and_the_token_secret() -> None:
     rendered = compose(deployment("m", cache="weights"), caches=(model_cache("weights"),))
     ms = rendered.clusters["gpu-a"]
