@@ -98,22 +98,7 @@ def compile_selector(text: str) -> Program:
     fast = compile_fast(ast)
     if fast is not None:
         return Program(text, device_reads(ast), fast, fast=True)
-    return Program(text, device_reads(ast), _deferred_reference(text), fast=False)
-
-
-def _deferred_reference(text: str) -> Closure:
-    """The reference evaluator of admitted `text`, built on its first evaluation: admitting needs only
-    the hand-written parser (it accepts only what cel-python's grammar accepts, with the same AST:
-    tests/cel/test_parser.py), so loading manifests never builds lark's tables, about a second of
-    every process that loads a selector the fast path does not cover (a workload stack never evaluates one)."""
-    built: list[Closure] = []
-
-    def run(device: Device) -> Any:
-        if not built:
-            built.append(reference.evaluator(syntax.parse_tree(text)))
-        return built[0](device)
-
-    return run
+    return Program(text, device_reads(ast), reference.evaluator(syntax.parse_tree(text)), fast=False)
 
 
 def check_selector(expression: str) -> None:
