@@ -257,10 +257,11 @@ class Modelplane(pulumi.ComponentResource):
         cost = known_placement(self.placement.placement).apply(lambda placement: placement_cost(fleet, placement))
         self.fleet_cost_per_hour = cost.apply(lambda c: c.fleet.to_json())
         self.deployment_cost_per_hour = cost.apply(lambda c: {key: d.to_json() for key, d in c.deployments.items()})
-        self.register_outputs({"placement": self.placement_summary, "serviceUrls": self.service_urls,
-                               "gatewayAddress": self.gateway_address, "gatewayAddresses": self.gateway_addresses,
-                               "fleetCostPerHour": self.fleet_cost_per_hour,
-                               "deploymentCostPerHour": self.deployment_cost_per_hour})
+        # The per-deployment outputs (`placement_summary`, `deployment_cost_per_hour`: an entry per deployment) are
+        # attributes only: the program exports them at the stack's root, and registering them here too doubled the
+        # values every run converts and diffs (at 5,000 deployments, the largest left as data in the fleet stack).
+        self.register_outputs({"serviceUrls": self.service_urls, "gatewayAddress": self.gateway_address,
+                               "gatewayAddresses": self.gateway_addresses, "fleetCostPerHour": self.fleet_cost_per_hour})
 
 
 def control_serving_stack(component: str, gateway: GatewayManifest, control: ControlCluster | None,

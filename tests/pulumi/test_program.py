@@ -14,6 +14,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pulumi
 import pytest
 
 from modelplane.api import load
@@ -194,6 +195,24 @@ def test_stack_outputs(up: Run) -> None:
     assert up.outputs["fleetCostPerHour"] == expected_fleet_cost()
     assert up.outputs["deploymentCostPerHour"]["ml-team/qwen3-8b"] == {
         "perHour": {"USD": "13.14360"}, "unpricedNodes": 0}, "1 of 8 GPUs of an H100 node (98.32 / 8) and an L4 node"
+
+
+def test_per_deployment_outputs_are_registered_once_at_the_root(monkeypatch: pytest.MonkeyPatch) -> None:
+    # An entry per deployment (where its replicas run, what it costs): the root exports them; the
+    # `Modelplane` component registering them too doubled the values every run converts and diffs.
+    registered: dict[str, set[str]] = {}
+    keep = pulumi.ComponentResource.register_outputs
+
+    def record(self: pulumi.ComponentResource, outputs: Any) -> None:
+        registered.setdefault(self.pulumi_resource_type, set()).update(outputs)
+        keep(self, outputs)
+
+    monkeypatch.setattr(pulumi.ComponentResource, "register_outputs", record)
+    run = run_program(Engine())
+    assert registered["modelplane:index:Modelplane"] == {"serviceUrls", "gatewayAddress", "gatewayAddresses",
+                                                         "fleetCostPerHour"}
+    assert run.outputs["placement"] == expected_summary()
+    assert set(run.outputs["deploymentCostPerHour"]) == set(expected_summary())
 
 
 def expected_fleet_cost() -> dict[str, object]:
