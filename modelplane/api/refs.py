@@ -146,8 +146,9 @@ def unauthenticated_cluster_gateways(objects: Sequence[Located], declared: set[O
     says `spec.gateway.publicInference: true` (compose warns: `gateways.security_warnings`). Authenticated
     means: with an InferenceGateway, the fleet gateway's client certificate (`clusterTLS.clientCertificateSecret`) is
     required there; without one, the cluster's own API keys (`spec.gateway.auth`). Anything else is an error: a
-    plain-HTTP fleet (no hop to authenticate) must open its clusters explicitly, and `auth` on a cluster behind an InferenceGateway is refused (the fleet gateway removes the
-    caller's key before the hop, so every request would be refused). Nothing is said while a declared
+    plain-HTTP fleet (no hop to authenticate) must open its clusters explicitly, and `auth` on a cluster behind an
+    InferenceGateway is refused (the fleet gateway removes the caller's key before the hop, so every request would
+    be refused). Nothing is said while a declared
     InferenceGateway is itself refused: which rule applies depends on it."""
     gateway = next((obj for obj, _ in objects if isinstance(obj, InferenceGateway)), None)
     if gateway is None and any(kind == "InferenceGateway" for kind, _, _ in declared):

@@ -26,11 +26,15 @@ OWNING_GATEWAY_NAME = "gateway.envoyproxy.io/owning-gateway-name"
 OWNING_GATEWAY_NAMESPACE = "gateway.envoyproxy.io/owning-gateway-namespace"
 
 
+def proxy_pods(gateway: str) -> dict[str, str]:
+    """The labels of the proxy pods Envoy Gateway runs for Gateway `gateway` of modelplane-system."""
+    return {OWNING_GATEWAY_NAME: gateway, OWNING_GATEWAY_NAMESPACE: SYSTEM_NAMESPACE}
+
+
 def engine_policy(namespace: str) -> dict:
     """The namespace's NetworkPolicy, as the module docstring says."""
     gateway = {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": ENVOY_GATEWAY_NAMESPACE}},
-               "podSelector": {"matchLabels": {OWNING_GATEWAY_NAME: INFERENCE_GATEWAY,
-                                               OWNING_GATEWAY_NAMESPACE: SYSTEM_NAMESPACE}}}
+               "podSelector": {"matchLabels": proxy_pods(INFERENCE_GATEWAY)}}
     return {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
             "metadata": {"name": ENGINE_POLICY, "namespace": namespace, "labels": names.managed()},
             "spec": {"podSelector": {"matchLabels": names.managed()}, "policyTypes": ["Ingress"],

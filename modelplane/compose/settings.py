@@ -6,6 +6,7 @@ Every default is a real, published artifact; the comment beside it says where th
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 PINNED_BY_DIGEST = re.compile(r"[^@\s]+@sha256:[0-9a-f]{64}")
@@ -14,6 +15,11 @@ image after the reference was reviewed, a digest cannot."""
 DIGEST_PINNED = ("downloader_image",)
 """The settings that must be pinned by digest when set: the images Modelplane runs with a secret in reach
 (the download Job holds the Hugging Face token). Their defaults name no published image."""
+
+
+def unpinned(overrides: Mapping[str, str]) -> list[str]:
+    """The fields of `overrides` (field name -> value) that must be pinned by digest and are not."""
+    return [name for name in DIGEST_PINNED if name in overrides and not PINNED_BY_DIGEST.fullmatch(overrides[name])]
 
 
 @dataclass(frozen=True)

@@ -62,7 +62,7 @@ from modelplane.api import CONTROL_CLUSTER, ClusterSource, ManifestErrors, Manif
 from modelplane.api.slices import Published
 from modelplane.api.problems import printable
 from modelplane.compose import Settings
-from modelplane.compose.settings import DIGEST_PINNED, PINNED_BY_DIGEST
+from modelplane.compose.settings import unpinned
 from modelplane.invariants import present
 from modelplane.compose.control_plane import KUBECONFIG_SECRETS
 from modelplane.pulumi.clusters import ProviderSettings, provider_settings
@@ -131,11 +131,10 @@ def settings(config: pulumi.Config) -> Settings:
     """`compose.Settings()` with every field set in config overridden."""
     overrides = {field.name: value for field in fields(Settings)
                  if (value := config.get(to_camel(field.name))) is not None}
-    for name in DIGEST_PINNED:
-        if name in overrides and not PINNED_BY_DIGEST.fullmatch(overrides[name]):
-            raise pulumi.RunError(f"modelplane:{to_camel(name)} must name its image by digest, e.g. "
-                                  "registry.example.com/hf-downloader@sha256:<64 hex digits> (docs/security.md): a tag "
-                                  f"can be moved to another image; got '{printable(overrides[name], newlines=False)}'")
+    if wrong := unpinned(overrides):
+        raise pulumi.RunError(f"modelplane:{to_camel(wrong[0])} must name its image by digest, e.g. "
+                              "registry.example.com/hf-downloader@sha256:<64 hex digits> (docs/security.md): a tag "
+                              f"can be moved to another image; got '{printable(overrides[wrong[0]], newlines=False)}'")
     return replace(Settings(), **overrides)
 
 

@@ -143,6 +143,12 @@ def _nearness(reason: Reason) -> tuple[int, int, str, str]:
     return -reason.stage, reason.shortfall, reason.where, reason.detail
 
 
+def detailed_clusters(run: Run, deployment: ModelDeployment) -> frozenset[int]:
+    """The clusters on which `Briefing.brief` works a deployment out in detail, against the ledger: the
+    eligible ones with a pool its first engine claims on (elsewhere its reasons do not read the ledger)."""
+    return run.eligible(deployment) & run.reach(deployment.spec.engines[0])
+
+
 class Briefing:
     """`diagnose(...).brief()` for the deployments of one run, worked out by kind of cluster
     (see the module docstring); memos live as long as the briefing."""
@@ -160,7 +166,7 @@ class Briefing:
         counts = Counter(refused)
         nearby = [nearest] if nearest else []
         engine = deployment.spec.engines[0]
-        detailed = sorted(eligible & run.reach(engine))
+        detailed = sorted(detailed_clusters(run, deployment))
         fitting = 0
         for position in detailed:
             verdict = _verdict(run, deployment, clusters[position], (), self._held, skipped_too=False)

@@ -26,6 +26,7 @@ from collections.abc import Sequence
 
 from modelplane.api import Fleet, Workloads
 from modelplane.invariants import present
+from modelplane.scheduling.explanation import detailed_clusters
 from modelplane.scheduling.ledger import PoolKey
 from modelplane.scheduling.placement import Placement, Replica
 from modelplane.scheduling.rerun import Record, record, rerun
@@ -56,8 +57,8 @@ def before_and_after(fleet: Fleet, workloads: Workloads, edits: Sequence[Edit], 
 def _unchanged_reasons(run: Run, again: Run, before: Placement) -> dict[str, tuple[str, ...]]:
     """The reasons of the deployments short before that the plan after would word alike: a short
     deployment's reasons (`explanation.Briefing.brief`) read the ledger only on the pools of the
-    clusters it is worked out on in detail (eligible, with a pool its first engine claims on: each
-    verdict tries its options, which name pools of that cluster only); everything else they read
+    clusters it is worked out on in detail (`explanation.detailed_clusters`: each verdict tries its
+    options, which name pools of that cluster only); everything else they read
     (eligibility, what no pool can host whatever its load) does not depend on capacity. Where no
     pool of those clusters holds other pods or has another capacity after the raise, the reasons
     are the same, and are not worked out again (the two reports were about a quarter of both
@@ -68,7 +69,7 @@ def _unchanged_reasons(run: Run, again: Run, before: Placement) -> dict[str, tup
                if ledger.capacity(key) != other.capacity(key) or ledger.holders(key) != other.holders(key)}
     return {deployment.key: status.reasons for deployment in run.workloads.deployments
             if (status := before.deployments[deployment.key]).short
-            and changed.isdisjoint(run.eligible(deployment) & run.reach(deployment.spec.engines[0]))}
+            and changed.isdisjoint(detailed_clusters(run, deployment))}
 
 
 def _raised(fleet: Fleet, edited: Fleet, edits: Sequence[Edit]) -> dict[PoolKey, int] | None:

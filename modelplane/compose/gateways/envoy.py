@@ -45,15 +45,26 @@ def addons(gateway: InferenceGateway, settings: Settings) -> tuple[Addon, ...]:
 
 def gateway_object(gateway: InferenceGateway, namespaces: Sequence[str]) -> dict:
     """The fleet Gateway; a secured one (`tls` or `auth`) takes routes only from the services' namespaces;
-    with a client certificate for the cluster hop, its proxy runs with the `proxy_settings` EnvoyProxy."""
+    with a client certificate for the cluster hop, its proxy runs with the EnvoyProxy of `gateway_policies`."""
     served, secured = gateway.spec.tls, gateway.spec.tls is not None or gateway.spec.auth is not None
     fleet = stack_gateway(FLEET_GATEWAY, gateway.port, gateway.spec.hostname,
                           selector=namespaces_named(namespaces) if secured else None,
                           certificate=served.certificate_secret if served else None)
-    if tls.fleet_client_certificate(gateway) is None:
-        return fleet
-    parameters = {"group": "gateway.envoyproxy.io", "kind": "EnvoyProxy", "name": FLEET_GATEWAY}
-    return {**fleet, "spec": {**fleet["spec"], "infrastructure": {"parametersRef": parameters}}}
+    return fleet if tls.fleet_client_certificate(gateway) is None else with_proxy(fleet, FLEET_GATEWAY)
+
+
+def with_proxy(gateway: dict, proxy: str) -> dict:
+    """`gateway` (a Gateway object) run by Envoy Gateway with the settings of the EnvoyProxy `proxy` beside it."""
+    parameters = {"group": "gateway.envoyproxy.io", "kind": "EnvoyProxy", "name": proxy}
+    return {**gateway, "spec": {**gateway["spec"], "infrastructure": {"parametersRef": parameters}}}
+
+
+def client_proxy(name: str, client: str, **spec: dict) -> dict:
+    """The EnvoyProxy `name` in modelplane-system that presents the client certificate of Secret `client` (beside
+    it) to every TLS backend (`backendTLS.clientCertificateRef`), with the rest of `spec`."""
+    return {"apiVersion": BACKEND_API, "kind": "EnvoyProxy",
+            "metadata": {"name": name, "namespace": SYSTEM_NAMESPACE, "labels": names.managed()},
+            "spec": {"backendTLS": {"clientCertificateRef": {"group": "", "kind": "Secret", "name": client}}, **spec}}
 
 
 def gateway_policies(gateway: InferenceGateway) -> list[dict]:
@@ -62,10 +73,7 @@ def gateway_policies(gateway: InferenceGateway) -> list[dict]:
     `backendTLS.clientCertificateRef`, the Secret beside it in modelplane-system). With `auth`, its API keys
     (`keys.api_key_policy`)."""
     client = tls.fleet_client_certificate(gateway)
-    proxy = [] if client is None else [{
-        "apiVersion": BACKEND_API, "kind": "EnvoyProxy",
-        "metadata": {"name": FLEET_GATEWAY, "namespace": SYSTEM_NAMESPACE, "labels": names.managed()},
-        "spec": {"backendTLS": {"clientCertificateRef": {"group": "", "kind": "Secret", "name": client}}}}]
+    proxy = [] if client is None else [client_proxy(FLEET_GATEWAY, client)]
     if gateway.spec.auth is None:
         return proxy
     return [*proxy, keys.api_key_policy(FLEET_GATEWAY, gateway.spec.auth)]

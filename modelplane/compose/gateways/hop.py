@@ -9,9 +9,9 @@ it does not read the Gateway's `spec.tls.backend`. So on a Traefik fleet gateway
 reaches each cluster exactly as the EnvoyGateway fleet gateway does (`envoy.backend_objects`):
 
 - `gateway_objects(gateway, namespaces)`: the `modelplane-hop` Gateway in modelplane-system (class
-  `modelplane`, plain HTTP on `PORT`, routes only from the services' `namespaces`); its EnvoyProxy, which presents the client
-  certificate to every TLS backend and runs the proxy behind a ClusterIP Service named `modelplane-hop` in
-  envoy-gateway-system (never a load balancer); and a NetworkPolicy there that lets only Traefik's pods
+  `modelplane`, plain HTTP on `PORT`, routes only from the services' `namespaces`); its EnvoyProxy
+  (`envoy.client_proxy`), which presents the client certificate to every TLS backend and runs the proxy
+  behind a ClusterIP Service named `modelplane-hop` in envoy-gateway-system (never a load balancer); and a NetworkPolicy there that lets only Traefik's pods
   (namespace traefik-system) reach the hop's proxy pods: any other pod of the cluster could otherwise call
   every cluster with the fleet gateway's identity.
 - `service_destinations(gateway, service, destinations)`: each cluster destination becomes the hop's Service
@@ -34,8 +34,10 @@ from modelplane.api import GatewayBackend, InferenceGateway, ModelService
 from modelplane.compose import names
 from modelplane.compose.gateways import envoy, tls, traefik
 from modelplane.compose.gateways.contract import Destination
+from modelplane.compose.isolation import proxy_pods
 from modelplane.compose.serving import replica_path
 from modelplane.compose.stack import ENVOY_GATEWAY_NAMESPACE, SYSTEM_NAMESPACE, gateway_object, namespaces_named
+from modelplane.invariants import present
 
 HOP = "modelplane-hop"
 PORT = 8080
@@ -57,22 +59,15 @@ def envoy_gateway(gateway: InferenceGateway) -> bool:
 
 def gateway_objects(gateway: InferenceGateway, namespaces: Sequence[str]) -> list[dict]:
     """The hop's EnvoyProxy, Gateway and NetworkPolicy when `needed`; else nothing."""
-    client = tls.fleet_client_certificate(gateway)
-    if not needed(gateway) or client is None:
+    if not needed(gateway):
         return []
-    proxy = {"apiVersion": envoy.BACKEND_API, "kind": "EnvoyProxy",
-             "metadata": {"name": HOP, "namespace": SYSTEM_NAMESPACE, "labels": names.managed()},
-             "spec": {"backendTLS": {"clientCertificateRef": {"group": "", "kind": "Secret", "name": client}},
-                      "provider": {"type": "Kubernetes", "kubernetes": {
-                          "envoyService": {"type": "ClusterIP", "name": HOP}}}}}
-    hop = gateway_object(HOP, PORT, selector=namespaces_named(namespaces))
-    hop["spec"]["infrastructure"] = {"parametersRef": {"group": "gateway.envoyproxy.io", "kind": "EnvoyProxy",
-                                                       "name": HOP}}
+    client = present(tls.fleet_client_certificate(gateway), "needed: the gateway has a client certificate")
+    proxy = envoy.client_proxy(HOP, client, provider={"type": "Kubernetes", "kubernetes": {
+        "envoyService": {"type": "ClusterIP", "name": HOP}}})
+    hop = envoy.with_proxy(gateway_object(HOP, PORT, selector=namespaces_named(namespaces)), HOP)
     only_traefik = {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
                     "metadata": {"name": HOP, "namespace": ENVOY_GATEWAY_NAMESPACE, "labels": names.managed()},
-                    "spec": {"podSelector": {"matchLabels": {
-                                 "gateway.envoyproxy.io/owning-gateway-name": HOP,
-                                 "gateway.envoyproxy.io/owning-gateway-namespace": SYSTEM_NAMESPACE}},
+                    "spec": {"podSelector": {"matchLabels": proxy_pods(HOP)},
                              "policyTypes": ["Ingress"],
                              "ingress": [{"from": [{"namespaceSelector": {"matchLabels": {
                                  "kubernetes.io/metadata.name": traefik.NAMESPACE}}}]}]}}

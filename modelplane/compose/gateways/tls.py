@@ -16,7 +16,8 @@
   CAs. Envoy Gateway and Traefik both honour it.
 - Mutual TLS on the cluster hop (`clusterTLS.clientCertificateSecret`): the fleet gateway presents that
   client certificate to every cluster (`fleet_client_certificate`; the EnvoyGateway backend attaches
-  it, `envoy.gateway_policies`; a Traefik one reaches the clusters through `hop`, which does), kept by cert-manager with `certManager` as a client-auth Certificate
+  it, `envoy.gateway_policies`; a Traefik one reaches the clusters through `hop`, which does), kept by
+  cert-manager with `certManager` as a client-auth Certificate
   for `fleet.<domain>` from the clusters' issuer. Each cluster's inference Gateway then requires a
   client certificate signed by `clusterTLS.caCertificates` (`client_validation`: an Envoy Gateway
   `ClientTrafficPolicy` on the inference Gateway and the CA's ConfigMap beside it, in
