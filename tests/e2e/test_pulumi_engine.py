@@ -29,7 +29,7 @@ import pytest
 from tests.builders import UNPLACEABLE
 from tests.e2e.conftest import ROOT
 from tests.e2e.gateways import gateway_addresses
-from modelplane.local.project import PASSPHRASE, Project, PulumiFailed
+from modelplane.local.project import HOME, PASSPHRASE, Project, PulumiFailed
 from tests.e2e.reads import managed_left, objects, settled, versions
 from modelplane.local.servers import Cluster, Fleet
 
@@ -133,6 +133,9 @@ def test_2_up_creates_every_object_on_its_api_server(stack: Stack) -> None:
     outputs = stack.project.outputs()
     assert {key: value["scheduled"] for key, value in outputs["placement"].items()} == {
         "ml-team/chat": "2/2", "ml-team/coder": "1/1", "ml-team/pd": "1/1"}
+    home = stack.project.directory / HOME
+    assert sorted(home.rglob("*.log")) == [], "the CLI's automatic logs stay off (modelplane/local/project.py)"
+    assert stack.project.run("logs", "list", check=False).returncode != 0, "no log directory to list"
     assert outputs["serviceUrls"] == {"ml-team/chat": "http://fleet.modelplane-system.east.e2e.modelplane.test/ml-team/chat/"}
     assert outputs["gatewayAddress"] == "fleet.modelplane-system.east.e2e.modelplane.test"
     assert outputs["gatewayAddresses"] == {
