@@ -38,7 +38,7 @@ from pulumi import ResourceOptions
 from modelplane.api import CONTROL_CLUSTER, Manifests, Workloads
 from modelplane.api.slices import Published
 from modelplane.api import InferenceGateway as GatewayManifest
-from modelplane.compose import Settings, class_drivers, cluster_stack, secret_placeholder, storage_class
+from modelplane.compose import Settings, class_drivers, cluster_stack, render, secret_placeholder, storage_class
 from modelplane.compose.gateways import control_stack
 from modelplane.compose.stranded import with_stranded
 from modelplane.invariants import InvariantError, present
@@ -208,8 +208,10 @@ class Modelplane(pulumi.ComponentResource):
         def converge(placement: Placement, kept: tuple[Replica, ...]) -> dict[str, Any]:
             handed = None if split is None else roles.fleet_handoff(placement, manifests, split)
             routed = placement if handed is None else handed.placement(placement)
-            rendered = with_stranded(manifests, routed, kept if handed is None else (), settings,
-                                     secrets=list(args.get("secrets", {})))
+            keys = list(args.get("secrets", {}))
+            # The split layout's workload stacks render and apply their clusters' objects: here, none.
+            rendered = (with_stranded(manifests, routed, kept, settings, secrets=keys) if handed is None
+                        else render(manifests, routed, settings, secrets=keys, clusters=()))
             expected = rendered.addons if split is None else {c: a for c, a in rendered.addons.items() if c in stacks}
             if {cluster: stack.addons for cluster, stack in stacks.items()} != expected:
                 raise InvariantError("compose's serving stack no longer matches `cluster_stack(cluster, settings, "

@@ -167,7 +167,8 @@ def register_routes(component: str, rendered: Rendered, targets: Mapping[str, Ta
     """The fleet gateway's objects of the split layout: those that reach a cluster's inference Gateway
     only once that cluster's stack reports its address (a warning names the others)."""
     addresses = {cluster: report.gateway_address for cluster, report in reports.items() if report.gateway_address}
-    waiting = sorted(cluster for cluster in rendered.clusters if cluster not in addresses)
+    # `addons` has an entry per fleet cluster (and the control cluster's); `clusters` none: this stack renders no cluster.
+    waiting = sorted(cluster for cluster in rendered.addons if cluster != CONTROL_CLUSTER and cluster not in addresses)
     kept = tuple(m for m in rendered.gateway if not any(address_placeholder(c) in repr(m) for c in waiting))
     if len(kept) < len(rendered.gateway):
         pulumi.log.warn(f"the fleet gateway does not route to {', '.join(waiting)} yet: "
