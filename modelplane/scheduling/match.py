@@ -71,7 +71,6 @@ class Matcher:
         self._satisfied: dict[tuple[tuple[str, ...], int], bool] = {}
         self._most: dict[tuple[str, ...], dict[str, tuple[int, int]]] = {}
         self._request_cels: dict[int, tuple[str, ...]] = {}
-        self._evaluations: dict[tuple[str, int], Evaluation] = {}
 
     def match_class(self, selector: NodeSelector | None, pool: PoolView) -> MemberMatch | Miss:
         """The match against the pool's class; a Miss becomes a Reason only when someone asks why."""
@@ -170,11 +169,8 @@ class Matcher:
         return found
 
     def _evaluate(self, cel: str, device: DeviceView) -> Evaluation:
-        key = (cel, id(device.device))
-        found = self._evaluations.get(key)
-        if found is None:
-            found = self._evaluations[key] = self.evaluator.evaluate(cel, device.device)
-        return found
+        # The evaluator memoizes by (expression, device object) itself: no second memo here.
+        return self.evaluator.evaluate(cel, device.device)
 
     def _request_miss(self, request: DeviceRequest, satisfying: list[DeviceView], class_name: str,
                       devices: tuple[DeviceView, ...]) -> Miss:
