@@ -242,7 +242,10 @@ class _Search:
                 break
             most = min(MAX_NODES - change.capacity, _replica_nodes(deployment) * missing)
             if alternatives is not None and len(found) >= alternatives:  # more nodes than those would rank after them
-                most = min(most, found[alternatives - 1].added_nodes - before.added_nodes)
+                worst = found[alternatives - 1]
+                most = min(most, worst.added_nodes - before.added_nodes)
+                if _suggestion(before, targets, change, most).rank > worst.rank:
+                    most -= 1  # as many nodes as theirs rank after them too (by cost, or by the edit's text)
             fewest = self._fewest(change, start, stages, most, not found)
             if fewest is not None:
                 nodes, planned = fewest
