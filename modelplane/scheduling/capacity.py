@@ -36,7 +36,9 @@ search stops when the `alternatives` best changes found rank before the next can
 candidate is planned at its guess and one node fewer (at the most it may need first, while no
 change has worked for the deployment: most candidates then fail, and one plan settles it), and
 searched further (bisection) only when the guess was wrong, so every reported count is checked by
-the scheduler; a candidate with more nodes than the `alternatives` best found is not planned. Where the guess overstates
+the scheduler; once the `alternatives` best are found, a candidate is planned with no more nodes
+than would still rank it before them (as many nodes as theirs rank after them when its cost or edit
+text does), and not at all when its guess ranks after them. Where the guess overstates
 what a change needs (it can, when the change works by displacing another deployment's replica
 from the pool), a cheaper change may be missed; a suggestion is never wrong.
 
@@ -70,6 +72,19 @@ place its target were measured and dropped: the target's fill against the most o
 a greedy fill without a bound per cluster; and a sound one, an earlier one-engine deployment of the
 same kind left short (then nothing fits the target either), would have ended 2 of the 1,065 plans
 early (docs/capacity-search.md).
+
+Session of 2026-11-26 (docs/capacity-search.md has the figures): `rerun.py` now asks the reads of
+the suspect pools again instead of planning a stage whose checks may answer otherwise, and tries a
+revived dead cluster instead of planning the stage (12 x 160: stages planned again 22.9k -> 10.3k;
+the same suggestions on every generated fleet); the rank bound above takes the plans from 1,065 to
+about 950 and, since more nodes do not always place more (a bigger raise can let an earlier gang
+in that then takes the pool), found a cheaper suggestion on 3 of 28 generated fleets (1-2 nodes
+fewer in all), the other 25 identical. Measured and dropped: group tests (plan a group of
+candidates raised together, and skip the group if the target is still short): raising many pools
+at once lets the earlier short deployments take the added nodes, so a group of 18 failed where 8 of
+its members alone placed the target (2 of the 11 suggestions of 12 x 160 lost); and planning every
+candidate at its most first also after a change was found (about 2 plans fewer per failing
+candidate): of 28 fleets, 3 cheaper, 1 three nodes dearer, 1 of the same nodes but a later rank.
 """
 
 from __future__ import annotations
@@ -242,7 +257,10 @@ class _Search:
                 break
             most = min(MAX_NODES - change.capacity, _replica_nodes(deployment) * missing)
             if alternatives is not None and len(found) >= alternatives:  # more nodes than those would rank after them
-                most = min(most, found[alternatives - 1].added_nodes - before.added_nodes)
+                worst = found[alternatives - 1]
+                most = min(most, worst.added_nodes - before.added_nodes)
+                if _suggestion(before, targets, change, most).rank > worst.rank:
+                    most -= 1  # as many nodes as theirs rank after them too (by cost, or by the edit's text)
             fewest = self._fewest(change, start, stages, most, not found)
             if fewest is not None:
                 nodes, planned = fewest

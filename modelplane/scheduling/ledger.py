@@ -13,8 +13,9 @@ lets the scheduler stop trying a cluster where an engine no longer fits. The led
 what each deployment holds on each pool, for `explain`. Every check touches only the pools it names.
 
 A ledger may carry a `Watch` (capacity search, `rerun.py`): each check notes the pools that admitted
-its use and the pool that refused it, if one did. A check stops at the first pool that refuses, so
-those are the only pools whose load or capacity could change its answer.
+its use and the pool that refused it, if one did, with the use it asked each for. A check stops at
+the first pool that refuses, so those are the only pools whose load or capacity could change its
+answer.
 """
 
 from __future__ import annotations
@@ -84,17 +85,18 @@ _EMPTY = Load(0, ())
 
 
 class Watch:
-    """The pools at which a run's checks passed, and those at which they stopped (were refused),
-    since the run last emptied it."""
+    """Every read of a pool by a run's checks since the run last emptied it, in order: the pool,
+    the use asked of it (the trial's pending charges included), the answer, and how many replicas
+    the run had committed (`commits`, the run's list) when it was made."""
 
-    __slots__ = ("passed", "refused")
+    __slots__ = ("reads", "commits")
 
     def __init__(self) -> None:
-        self.passed: set[PoolKey] = set()
-        self.refused: set[PoolKey] = set()
+        self.reads: list[tuple[PoolKey, Use, bool, int]] = []
+        self.commits: list[object] = []
 
-    def refuse(self, pool: PoolKey) -> None:
-        self.refused.add(pool)
+    def read(self, pool: PoolKey, use: Use, fits: bool) -> None:
+        self.reads.append((pool, use, fits, len(self.commits)))
 
 
 class Ledger:
@@ -149,13 +151,16 @@ class Ledger:
     def fits(self, charges: dict[PoolKey, Use]) -> bool:
         watch = self.watch
         for pool, use in charges.items():
-            if not _fits(self.loads.get(pool, _EMPTY), use):
-                if watch is not None:
-                    watch.refuse(pool)
-                return False
+            fits = _fits(self.loads.get(pool, _EMPTY), use)
             if watch is not None:
-                watch.passed.add(pool)
+                watch.read(pool, use, fits)
+            if not fits:
+                return False
         return True
+
+    def admits(self, pool: PoolKey, use: Use) -> bool:
+        """Whether the pool has room for `use` on top of its pods (no `Watch` notes it)."""
+        return _fits(self.loads.get(pool, _EMPTY), use)
 
     def charge(self, deployment: str, charges: dict[PoolKey, Use]) -> None:
         if not all(_fits(self.loads.get(pool, _EMPTY), use) for pool, use in charges.items()):
@@ -208,12 +213,13 @@ class Trial:
         loads, charges, watch = self.ledger.loads, self.charges, self.ledger.watch
         for pool, use in needs:
             pending = charges.get(pool)
-            if not _fits(loads.get(pool, _EMPTY), use if pending is None else pending + use):
-                if watch is not None:
-                    watch.refuse(pool)
-                return False
+            if pending is not None:
+                use = pending + use
+            fits = _fits(loads.get(pool, _EMPTY), use)
             if watch is not None:
-                watch.passed.add(pool)
+                watch.read(pool, use, fits)
+            if not fits:
+                return False
         return True
 
     def add(self, needs: Needs) -> None:

@@ -13,6 +13,7 @@ from modelplane.scheduling import place
 from modelplane.scheduling.ledger import Ledger, PoolKey
 from modelplane.scheduling.packing import Use
 from modelplane.scheduling.placement import Replica
+from modelplane.scheduling import rerun as rerun_module
 from modelplane.scheduling.rerun import RaiseError, Record, record, rerun
 from modelplane.scheduling.run import Run
 from modelplane.scheduling.whatif import SetPoolNodes, apply_edits
@@ -149,3 +150,55 @@ def test_the_ledger_before_a_stage_is_the_records_charges_before_it(cs, ds, stic
             for replica, charges in _commits(found):
                 want.restore(replica.deployment, charges)
             assert _state(got) == _state(want), stage
+
+
+def _fills(found: Record, capacities: dict[PoolKey, int], start: int) -> tuple[Record, list[str]]:
+    """The rerun, and the deployments it planned again (in order)."""
+    planned: list[str] = []
+    real = rerun_module.fill_deployment
+
+    def fill(run, deployment, existing, skipped):  # type: ignore[no-untyped-def]
+        planned.append(deployment.key)
+        return real(run, deployment, existing, skipped)
+
+    with mock.patch.object(rerun_module, "fill_deployment", fill):
+        again = rerun(found, capacities, start, None)
+    assert again is not None, "a rerun without `stop` runs to the end"
+    return again, planned
+
+
+def test_a_stage_whose_checks_answer_as_they_did_is_not_planned_again() -> None:
+    """d0 may only run on a (1 node) and wants 2; d1 then finds a full and goes to b. Raising a to
+    2 nodes lets d0 take the new node, so d1's check at a (raised, the pool it stopped at) asks 1
+    node of a pool whose 2 are held: the same no, and d1 is charged as recorded, not planned."""
+    f = fleet(cluster("a", exclusive_pool("gpu", nodes=1), labels={"region": "eu"}),
+              cluster("b", exclusive_pool("gpu", nodes=4)))
+    w = workloads(deployment("d0", replicas=2, selector={"region": "eu"}), deployment("d1"))
+    found = record(Run(f, w), None)
+    assert found.scheduled == (1, 1) and found.start([("a", "gpu")]) == 0
+    again, planned = _fills(found, {("a", "gpu"): 2}, 0)
+    assert planned == ["ml/d0"]
+    want = place(*apply_edits(f, w, [SetPoolNodes("a", "gpu", 2)]))
+    assert _slots(_replicas(again)) == _slots(want.replicas) and again.scheduled == (2, 1)
+
+
+def test_a_cluster_dead_in_the_record_and_still_without_room_is_tried_not_the_stage_planned_again() -> None:
+    """d0 may only run on a (1 node), wants 2, and marks a dead for the kind; d1 (same kind) passes
+    over a as dead and gets 1 replica on b. With a raised to 2, d0 fills a without a failed try, so
+    a is not dead when d1's turn comes; it has no room for d1 either: d1 is not planned again, a is
+    tried (and marked dead, its read kept), and a second raise of a starts at d1's stage."""
+    f = fleet(cluster("a", exclusive_pool("gpu", nodes=1), labels={"region": "eu"}),
+              cluster("b", exclusive_pool("gpu", nodes=1)))
+    w = workloads(deployment("d0", replicas=2, selector={"region": "eu"}), deployment("d1", replicas=2))
+    found = record(Run(f, w), None)
+    a, b = (found.run.snapshot.position[name] for name in ("a", "b"))
+    assert found.scheduled == (1, 1) and found.skipped[1] == {a}, "d1 passed over a as dead"
+    again, planned = _fills(found, {("a", "gpu"): 2}, 0)
+    assert planned == ["ml/d0"]
+    assert {position for _, position in again.marks[1]} == {a, b} and again.skipped[1] == frozenset()
+    want = place(*apply_edits(f, w, [SetPoolNodes("a", "gpu", 2)]))
+    assert _slots(_replicas(again)) == _slots(want.replicas) and again.scheduled == (2, 1)
+    assert again.start([("a", "gpu")]) == 1, "d1's try at a was refused there"
+    third = rerun(again, {("a", "gpu"): 3}, 1, None)
+    want = place(*apply_edits(f, w, [SetPoolNodes("a", "gpu", 3)]))
+    assert third is not None and _slots(_replicas(third)) == _slots(want.replicas) and third.scheduled == (2, 2)
