@@ -26,11 +26,11 @@ workload stack, no API server object: clusters, placement and its exports), up t
 nothing-changed preview. Targets (issue 28): creating costs a constant time per resource; a workload
 stack of 50 replicas creates in <= 30 s and cycles in <= 15 s; one deployment's change <= 20 s end to
 end at 500 replicas; the fleet stack's nothing-changed preview at 5,000 replicas <= 15 s. The figures
-measured on the project's 2 shared cores are in docs/pulumi.md ("Splitting the fleet"); the last
-(2026-11-26, loaded): a cluster stack of 50 replicas creates in 37.6-45.4 s and cycles in 25.7-28.3 s,
-the CLI's checkpoints and the refresh's reads most of it, the program a fixed 5-6 s of CPU per run;
-at 500 replicas over 10 clusters one deployment's change takes 62.4 s end to end; creating costs
-about 0.2 s per resource at 213 and at 2,094 resources; the fleet stack's preview at 5,000 about 30 s.
+measured on the project's 2 shared cores are in docs/pulumi.md ("When to split, in figures"); the
+last (2026-11-26, loaded, with the CLI's automatic logs off as `Project` keeps them): at 500 replicas
+over 10 clusters a cluster stack cycles in 21.1 s and one deployment's change takes 38.7 s end to end;
+a lone cluster stack of 50 replicas creates in 47.7 s and cycles in 17.9 s; creating costs about 0.2 s
+per resource at 213 and at 2,094 resources; the fleet stack's preview at 5,000 takes 20.3 s.
 """
 
 from __future__ import annotations
