@@ -235,7 +235,7 @@ class Modelplane(pulumi.ComponentResource):
                 write_back(f"{name}-status", control, manifests, placement, urls, address, list(created.values()), self,
                            self.placement.capacity if args.get("observed") else None, args.get("published"))
             shared = None if handed is None else roles.workload_stacks(
-                manifests, handed, settings, skip_await, installed_on, list(args.get("secrets", {})))
+                manifests, handed, settings, skip_await, installed_on, keys)
             return {"summary": summary(placement, manifests.workloads), "workloadStacks": shared}
 
         # Observed capacity: stranded replicas keep their objects on their unreachable cluster (compose/stranded.py).
