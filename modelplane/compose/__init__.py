@@ -5,6 +5,16 @@ Kubernetes manifest dicts per cluster, the fleet gateway's objects, each cluster
 (`Addon`s) and the ModelEndpoint of every placed replica, plus warnings. Pure Python: no Pulumi,
 no I/O, no environment (DESIGN.md section 2). `Rendered.files()` lays the result out as YAML for
 `modelplane plan --render DIR`.
+
+Invariant: inside a list or struct the API server treats as one value (an atomic list or struct:
+HTTPRoute `rules`, a claim's `devices.requests`, an env `fieldRef`, a SecurityPolicy's
+`credentialRefs`), every field the API server would default is written out with that default
+(`weight: 1`, `allocationMode: ExactCount`, `apiVersion: v1`, `group: ""`). The kubernetes provider
+applies each object server-side under a field manager of its own per create, so when a run is
+killed after its create reached the API server, the next run's create applies the same object
+under a second manager; an atomic value that differs from the stored one only by a default is
+then a conflict, and that run stops. Checked on every example by
+tests/e2e/test_server_side_validation.py (a second manager's apply of every rendered object).
 """
 
 from modelplane.compose.cache import secret_placeholder, storage_class

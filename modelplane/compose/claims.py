@@ -28,7 +28,8 @@ def claim_template(ctx: ReplicaContext, workload: str, role: Role, placement: Me
     if not placement.requests:
         return None
     requests = [{"name": request.name,
-                 "exactly": {"deviceClassName": request.device_class_name, "count": request.count,
+                 "exactly": {"deviceClassName": request.device_class_name, "allocationMode": "ExactCount",
+                             "count": request.count,
                              "selectors": [{"cel": {"expression": cel}} for cel in request.selectors]}}
                 for request in placement.requests]
     return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",

@@ -59,7 +59,7 @@ def gang_env(workload: str, namespace: str) -> list[dict]:
     service = f"{workload}-0"
     leader = f"{workload}-0-{SCALING_GROUP}-$(MODELPLANE_GANG_COPY)-{LEADER}-0"
     return [{"name": "MODELPLANE_GANG_COPY",
-             "valueFrom": {"fieldRef": {"fieldPath": f"metadata.labels['{COPY_LABEL}']"}}},
+             "valueFrom": {"fieldRef": {"apiVersion": "v1", "fieldPath": f"metadata.labels['{COPY_LABEL}']"}}},
             {"name": "MODELPLANE_LEADER_ADDRESS", "value": f"{leader}.{service}.{namespace}.svc.cluster.local"}]
 
 

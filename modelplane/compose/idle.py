@@ -53,7 +53,7 @@ def idle_objects(service: ModelService, idle: Sequence[ModelDeployment]) -> list
     placeholder = {"apiVersion": "v1", "kind": "Service", "metadata": metadata,
                    "spec": {"ports": [{"name": "http", "port": 80, "protocol": "TCP"}]}}
     rule = {"matches": [{"path": {"type": "PathPrefix", "value": replica_path(service.namespace, service.name)}}],
-            "backendRefs": [{"group": "", "kind": "Service", "name": name, "port": 80}]}
+            "backendRefs": [{"group": "", "kind": "Service", "name": name, "port": 80, "weight": 1}]}
     route = {"apiVersion": "gateway.networking.k8s.io/v1", "kind": "HTTPRoute",
              "metadata": {"name": service.name, "namespace": service.namespace, "labels": names.managed()},
              "spec": {"parentRefs": [{"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": FLEET_GATEWAY,

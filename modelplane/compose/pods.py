@@ -1,8 +1,9 @@
 """The pod template of one member of one engine: built once, used by Deployments and LeaderWorkerSets.
 
 Invariants:
-- The container named `engine` keeps the user's image, command, args and env verbatim; Modelplane
-  only adds, in this order, its own env *ahead* of the user's (so the user's env can read it as
+- The container named `engine` keeps the user's image, command, args and env verbatim (but a
+  `fieldRef` gets the `apiVersion: v1` the API server would default: the invariant of
+  `modelplane.compose`); Modelplane only adds, in this order, its own env *ahead* of the user's (so the user's env can read it as
   `$(NAME)`, and a user variable of the same name replaces Modelplane's), the cache mount and,
   under the cache's rule, `--model=/mnt/models` after the user's args.
 - Injected env: in a gang, `MODELPLANE_LEADER_ADDRESS` and `MODELPLANE_RANK` (from the
@@ -64,10 +65,20 @@ def pod_template(ctx: ReplicaContext, engine: Engine, member: Member, placement:
     return {"metadata": metadata, "spec": spec}
 
 
+def user_variable(var: dict) -> dict:
+    """The user's variable as written, with a `fieldRef`'s `apiVersion` the API server would default (v1)
+    written out: `fieldRef` is an atomic struct, so a second field manager applying it without the
+    default (a restarted create) would conflict with the first."""
+    field_ref = var.get("valueFrom", {}).get("fieldRef")
+    if field_ref is None or "apiVersion" in field_ref:
+        return var
+    return {**var, "valueFrom": {"fieldRef": {"apiVersion": "v1", **field_ref}}}
+
+
 def engine_container(ctx: ReplicaContext, engine: Engine, member: Member, placement: MemberPlacement,
                      serving: bool) -> dict:
     user = member.template.container
-    user_env = [var.model_dump(mode="json", by_alias=True, exclude_none=True) for var in user.env]
+    user_env = [user_variable(var.model_dump(mode="json", by_alias=True, exclude_none=True)) for var in user.env]
     user_names = {var["name"] for var in user_env}
     ours = [var for var in injected_env(ctx, engine) if var["name"] not in user_names]
     container: dict = {"name": "engine", "image": user.image, "securityContext": hardening.engine_context(user)}

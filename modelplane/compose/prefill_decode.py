@@ -74,7 +74,7 @@ def role_labels(engine: Engine) -> dict[str, str]:
 
 
 def nixl_env() -> list[dict]:
-    return [{"name": "VLLM_NIXL_SIDE_CHANNEL_HOST", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}},
+    return [{"name": "VLLM_NIXL_SIDE_CHANNEL_HOST", "valueFrom": {"fieldRef": {"apiVersion": "v1", "fieldPath": "status.podIP"}}},
             {"name": "VLLM_NIXL_SIDE_CHANNEL_PORT", "value": NIXL_SIDE_CHANNEL_PORT}]
 
 
@@ -145,7 +145,7 @@ def routing_objects(ctx: ReplicaContext) -> list[dict]:
 
 def pool_refs(ctx: ReplicaContext) -> list[dict]:
     """The backendRefs of a PrefillDecode replica: its InferencePool alone."""
-    return [{"group": "inference.networking.k8s.io", "kind": "InferencePool", "name": ctx.name}]
+    return [{"group": "inference.networking.k8s.io", "kind": "InferencePool", "name": ctx.name, "weight": 1}]
 
 
 def warnings(deployment: ModelDeployment) -> Iterator[tuple[tuple[str | int, ...], str, str]]:

@@ -36,7 +36,7 @@ def unified_objects(ctx: ReplicaContext) -> list[dict]:
 
 def unified_refs(ctx: ReplicaContext) -> list[dict]:
     """The backendRefs of a Unified replica: its engines' Services, in engine order."""
-    return [{"group": "", "kind": "Service", "name": ctx.service_name(engine), "port": engine_port(engine)}
+    return [{"group": "", "kind": "Service", "name": ctx.service_name(engine), "port": engine_port(engine), "weight": 1}
             for engine in ctx.deployment.spec.engines]
 
 

@@ -344,7 +344,7 @@ def test_without_an_inference_gateway_each_cluster_gateway_requires_its_api_keys
     assert policy["metadata"]["namespace"] == "modelplane-system"
     assert policy["spec"] == {
         "targetRefs": [{"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": "inference"}],
-        "apiKeyAuth": {"credentialRefs": [{"kind": "Secret", "name": "inference-api-keys"}],
+        "apiKeyAuth": {"credentialRefs": [{"group": "", "kind": "Secret", "name": "inference-api-keys"}],
                        "extractFrom": [{"headers": ["Authorization"]}], "forwardClientIDHeader": "x-client-id",
                        "sanitize": True}}
     assert problems(policy) == []

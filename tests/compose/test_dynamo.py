@@ -61,7 +61,7 @@ def test_the_leader_address_is_the_copy_leaders_dns_name_under_grove_headless_se
     for c in pcs["spec"]["template"]["cliques"]:
         env = {var["name"]: var for var in c["spec"]["podSpec"]["containers"][0]["env"]}
         assert env["MODELPLANE_GANG_COPY"]["valueFrom"] == {
-            "fieldRef": {"fieldPath": "metadata.labels['grove.io/podcliquescalinggroup-replica-index']"}}
+            "fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.labels['grove.io/podcliquescalinggroup-replica-index']"}}
         assert env["MODELPLANE_LEADER_ADDRESS"]["value"] == (
             f"{name}-0-gang-$(MODELPLANE_GANG_COPY)-leader-0.{name}-0.{namespace}.svc.cluster.local")
         assert "MODELPLANE_RANK" not in env

@@ -35,7 +35,7 @@ def test_a_pair_renders_pool_picker_and_route_instead_of_services() -> None:
         "ConfigMap", "Deployment", "Role", "RoleBinding", "Service", "ServiceAccount"]
     assert [m["metadata"]["name"] for m in ms if m["kind"] == "Service"] == ["pair-gpu-a-0-epp"]
     assert find(ms, "HTTPRoute")["spec"]["rules"][0]["backendRefs"] == [
-        {"group": "inference.networking.k8s.io", "kind": "InferencePool", "name": "pair-gpu-a-0"}]
+        {"group": "inference.networking.k8s.io", "kind": "InferencePool", "name": "pair-gpu-a-0", "weight": 1}]
 
 
 def test_the_pool_selects_the_serving_pods_of_both_phases_on_the_prefill_port() -> None:

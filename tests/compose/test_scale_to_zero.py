@@ -20,7 +20,7 @@ def test_a_service_over_a_deployment_at_zero_keeps_its_route_to_a_service_withou
     route = find(rendered.gateway, "HTTPRoute", "chat")
     assert route["spec"]["rules"] == [{"matches": [{"path": {"type": "PathPrefix", "value": "/ml/chat/"}}],
                                        "backendRefs": [{"group": "", "kind": "Service", "name": "chat-scaled-to-zero",
-                                                        "port": 80}]}]
+                                                        "port": 80, "weight": 1}]}]
     placeholder = find(rendered.gateway, "Service", "chat-scaled-to-zero")
     assert "selector" not in placeholder["spec"] and "qwen" in placeholder["metadata"]["annotations"][REASON]
     assert not any(m["kind"] == "EndpointSlice" for m in everything(rendered))

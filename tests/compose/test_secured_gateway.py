@@ -65,7 +65,7 @@ def test_auth_requires_an_api_key_of_the_named_secret_on_the_fleet_gateway() -> 
     policy = find(rendered(SECURED + HOP).gateway, "SecurityPolicy")
     assert (policy["metadata"]["namespace"], policy["spec"]["targetRefs"]) == (
         "modelplane-system", [{"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": "fleet"}])
-    assert policy["spec"]["apiKeyAuth"]["credentialRefs"] == [{"kind": "Secret", "name": "fleet-keys"}]
+    assert policy["spec"]["apiKeyAuth"]["credentialRefs"] == [{"group": "", "kind": "Secret", "name": "fleet-keys"}]
     assert policy["spec"]["apiKeyAuth"]["extractFrom"] == [{"headers": ["Authorization"]}]
 
 

@@ -15,6 +15,10 @@ from tests.compose.helpers import compose, deployment, engine, find, member
 
 ENV = [{"name": "HOST_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}},
        {"name": "PEER", "value": "$(MODELPLANE_LEADER_ADDRESS)"}]
+# ENV as rendered: the fieldRef with the apiVersion the API server defaults (core/v1 ObjectFieldSelector:
+# "Version of the schema the FieldPath is written in terms of, defaults to \"v1\"").
+RENDERED_ENV = [{"name": "HOST_IP", "valueFrom": {"fieldRef": {"apiVersion": "v1", "fieldPath": "status.podIP"}}},
+                ENV[1]]
 
 
 def gang(workers: int = 1, copies: int = 1, leader_claims: bool = True, **fields: Any) -> dict:
@@ -64,17 +68,18 @@ CASES = [
          (gang(env=ENV),),
          lambda ms: all(engine_container(t)["env"] == [
              {"name": "MODELPLANE_LEADER_ADDRESS", "value": "$(LWS_LEADER_ADDRESS)"},
-             {"name": "MODELPLANE_RANK", "value": "$(LWS_WORKER_INDEX)"}, *ENV] for t in pods(_lws(ms)))),
+             {"name": "MODELPLANE_RANK", "value": "$(LWS_WORKER_INDEX)"}, *RENDERED_ENV] for t in pods(_lws(ms)))),
     Case("a user variable named like an injected one replaces it",
          (gang(env=[{"name": "MODELPLANE_RANK", "value": "7"}]),),
          lambda ms: [e["name"] for e in engine_container(pods(_lws(ms))[0])["env"]]
          == ["MODELPLANE_LEADER_ADDRESS", "MODELPLANE_RANK"]
          and engine_container(pods(_lws(ms))[0])["env"][1] == {"name": "MODELPLANE_RANK", "value": "7"}),
-    Case("a standalone pod gets no injected env and keeps image, command, args and env verbatim",
+    Case("a standalone pod gets no injected env and keeps image, command, args and env verbatim (but for the "
+         "fieldRef's defaulted apiVersion)",
          (engine("small", member(image="img:2", command=["python", "-m", "srv"], args=["--x=1"], env=ENV[:1])),),
          lambda ms: {k: v for k, v in engine_container(pods(find(ms, "Deployment"))[0]).items()
                      if k in ("image", "command", "args", "env")}
-         == {"image": "img:2", "command": ["python", "-m", "srv"], "args": ["--x=1"], "env": ENV[:1]}),
+         == {"image": "img:2", "command": ["python", "-m", "srv"], "args": ["--x=1"], "env": RENDERED_ENV[:1]}),
     Case("only claiming members get a ResourceClaimTemplate, and only their pods claim it",
          (gang(leader_claims=False),),
          lambda ms: [m["metadata"]["name"] for m in ms if m["kind"] == "ResourceClaimTemplate"] == ["m-gpu-a-0-big-worker"]
@@ -83,7 +88,8 @@ CASES = [
     Case("a claim template carries the placement's requests with the user's CEL verbatim",
          (engine("small", member(count=2)),),
          lambda ms: find(ms, "ResourceClaimTemplate")["spec"]["spec"]["devices"]["requests"] == [
-             {"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com", "count": 2, "selectors": [
+             {"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com", "allocationMode": "ExactCount",
+                                         "count": 2, "selectors": [
                  {"cel": {"expression": 'device.capacity["gpu.nvidia.com"].memory.compareTo(quantity("40Gi")) >= 0'}}]}}]),
     Case("a claiming pod names its template and its engine container claims it",
          (engine("small"),),
@@ -118,7 +124,7 @@ CASES = [
              "matches": [{"path": {"type": "PathPrefix", "value": "/ml/m-gpu-a-0/v1/"}}],
              "filters": [{"type": "URLRewrite", "urlRewrite": {"path": {"type": "ReplacePrefixMatch",
                                                                          "replacePrefixMatch": "/v1/"}}}],
-             "backendRefs": [{"group": "", "kind": "Service", "name": "m-gpu-a-0-small", "port": 8000}],
+             "backendRefs": [{"group": "", "kind": "Service", "name": "m-gpu-a-0-small", "port": 8000, "weight": 1}],
              "timeouts": {"request": "0s"}}]),
 ]
 

@@ -92,7 +92,7 @@ def hop_route(namespace: str, backend: str) -> dict:
     rule = {"matches": [{"path": {"type": "PathPrefix", "value": replica_path(namespace, backend)}}],
             "filters": [{"type": "URLRewrite", "urlRewrite": {
                 "path": {"type": "ReplacePrefixMatch", "replacePrefixMatch": "/"}}}],
-            "backendRefs": [{"group": "gateway.envoyproxy.io", "kind": "Backend", "name": backend}],
+            "backendRefs": [{"group": "gateway.envoyproxy.io", "kind": "Backend", "name": backend, "weight": 1}],
             "timeouts": {"request": "0s"}}
     return {"apiVersion": "gateway.networking.k8s.io/v1", "kind": "HTTPRoute",
             "metadata": {"name": names.name(HOP, backend), "namespace": namespace, "labels": names.managed()},

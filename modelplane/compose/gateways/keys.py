@@ -24,6 +24,7 @@ def api_key_policy(gateway: str, auth: GatewayAuth) -> dict:
     return {"apiVersion": SECURITY_POLICY_API, "kind": "SecurityPolicy",
             "metadata": {"name": gateway, "namespace": SYSTEM_NAMESPACE, "labels": names.managed()},
             "spec": {"targetRefs": [{"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": gateway}],
-                     "apiKeyAuth": {"credentialRefs": [{"kind": "Secret", "name": auth.api_keys_secret}],
+                     "apiKeyAuth": {"credentialRefs": [{"group": "", "kind": "Secret",
+                                                        "name": auth.api_keys_secret}],
                                     "extractFrom": [{"headers": ["Authorization"]}],
                                     "forwardClientIDHeader": CLIENT_ID_HEADER, "sanitize": True}}}
