@@ -287,7 +287,7 @@ def gateway_object(name: str, port: int, hostname: str | None = None, *, gateway
     spec: dict[str, Any] = {"name": listener, "protocol": "HTTPS" if certificate else "HTTP", "port": port,
                             "allowedRoutes": {"namespaces": allowed}}
     if certificate:
-        spec["tls"] = {"mode": "Terminate", "certificateRefs": [{"kind": "Secret", "name": certificate}]}
+        spec["tls"] = {"mode": "Terminate", "certificateRefs": [{"group": "", "kind": "Secret", "name": certificate}]}
     if hostname:
         spec["hostname"] = hostname
     return {"apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway",

@@ -51,7 +51,7 @@ def test_a_secured_gateway_listens_for_https_on_the_named_certificate_for_the_se
     listener = find(rendered(SECURED + HOP).gateway, "Gateway")["spec"]["listeners"][0]
     assert listener == {
         "name": "http", "protocol": "HTTPS", "port": 443, "tls": {
-            "mode": "Terminate", "certificateRefs": [{"kind": "Secret", "name": "fleet-cert"}]},
+            "mode": "Terminate", "certificateRefs": [{"group": "", "kind": "Secret", "name": "fleet-cert"}]},
         "allowedRoutes": {"namespaces": {"from": "Selector", "selector": {"matchExpressions": [
             {"key": "kubernetes.io/metadata.name", "operator": "In", "values": ["ml-team"]}]}}}}
 
@@ -90,7 +90,7 @@ def test_each_clusters_inference_gateway_serves_https_to_the_namespaces_modelpla
     listener = find(list(addon.objects), "Gateway", "inference")["spec"]["listeners"][0]
     assert listener == {
         "name": "http", "protocol": "HTTPS", "port": 443, "tls": {
-            "mode": "Terminate", "certificateRefs": [{"kind": "Secret", "name": "cluster-cert"}]},
+            "mode": "Terminate", "certificateRefs": [{"group": "", "kind": "Secret", "name": "cluster-cert"}]},
         "allowedRoutes": {"namespaces": {"from": "Selector", "selector": {
             "matchLabels": {"app.kubernetes.io/managed-by": "modelplane"}}}}}
 
