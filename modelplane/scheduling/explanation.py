@@ -14,10 +14,12 @@ condition Scheduled and the pull-request comment show, and the head of what `exp
 
 Two paths build a Brief. `Explanation.brief()` from a verdict per cluster (`diagnose`, for
 explain); `Briefing.brief(deployment)` for every short deployment of a run without asking every
-cluster: clusters that may not hold the deployment are counted once per kind of deployment; on a
+cluster: clusters that may not hold the deployment are counted once per eligibility key; on a
 cluster where the first engine has no pool whose class any member claims on, the reasons are
-exactly one miss per pool, so they are counted by class; only the clusters left (where the first
-engine could claim somewhere) get a full verdict. A property test holds the two to the same lines.
+exactly one miss per pool, so they are counted by class; on the clusters left (where the first
+engine could claim somewhere) which engine fails and why its options do not fit the ledger is
+worked out once per kind of replica, and the failing engine's pool misses once per class. A
+property test, and a test on the benchmark's generated fleets, hold the two to the same lines.
 """
 
 from __future__ import annotations
@@ -40,11 +42,12 @@ from modelplane.scheduling.engines import (
     held_by,
     misses,
     pool_miss,
+    split_blocked,
     whole_node_reason,
 )
 from modelplane.scheduling.ledger import PoolKey, Trial
 from modelplane.scheduling.match import MemberMatch, Miss
-from modelplane.scheduling.reasons import Reason, stage
+from modelplane.scheduling.reasons import Code, Reason, stage
 from modelplane.scheduling.run import Run
 from modelplane.scheduling.snapshot import ClusterView, PoolView
 
@@ -149,62 +152,150 @@ def detailed_clusters(run: Run, deployment: ModelDeployment) -> frozenset[int]:
     return run.eligible(deployment) & run.reach(deployment.spec.engines[0])
 
 
+class Outcome(NamedTuple):
+    """A kind of replica on one cluster against the report's ledger (`Briefing`): whether another
+    replica fits, and if not which engine fails first and why its options do not fit the ledger."""
+
+    failing: int | None
+    """The index of the first engine with no option that fits; None when a replica fits."""
+    capacity: Counter[tuple[str, str]]
+    """The failing engine's capacity reasons, one per (pool, phrase), counted by (scope, phrase)."""
+    nearest: Reason | None
+    """The nearest of those capacity reasons."""
+
+
+class _Refusals(NamedTuple):
+    """The ineligible clusters' reasons for one eligibility key (`Briefing._refused`)."""
+
+    counts: Counter[tuple[str, str]]
+    """Counted by (scope, phrase), but for the cache's."""
+    cached: int
+    """How many clusters do not stage the deployment's cache."""
+    cache_sample: int | None
+    """The position of one of them."""
+    nearest: int | None
+    """The position of the cluster with the nearest reason."""
+
+
 class Briefing:
     """`diagnose(...).brief()` for the deployments of one run, worked out by kind of cluster
-    (see the module docstring); memos live as long as the briefing."""
+    (see the module docstring); memos live as long as the briefing, which is made after the run
+    has placed (the ledger no longer changes).
+
+    Shared between deployments, because a short deployment's reasons are otherwise worked out on
+    every eligible cluster (varied 300 x 3,000 fleet: 892 short deployments, 7,763 verdicts, 3.4 of
+    a re-place's 6.1 CPU s, growing with deployments x clusters):
+    - the ineligible clusters' reasons, per eligibility key (`Run.eligibility_key`): deployments of
+      one key differ there only in their cache's name, in the phrase of a cache reason, which is
+      worded again for each deployment on one sample cluster;
+    - on a cluster worked out in detail, which engine of a kind of replica fails first and its
+      capacity reasons (`Outcome`, per kind and cluster: the ledger does not change);
+    - per deployment, one pool miss per (engine, class), made a Reason only for the nearest."""
 
     def __init__(self, run: Run):
         self.run = run
         self._held = _held_by(run)
-        self._refusals: dict[Hashable, tuple[Counter[tuple[str, str]], Reason | None]] = {}
+        self._refusals: dict[Hashable, _Refusals] = {}
         self._pools: dict[Hashable, dict[str, list[tuple[str, int, PoolView]]]] = {}
+        self._outcomes: dict[tuple[tuple[int, ...], int], Outcome] = {}
 
     def brief(self, deployment: ModelDeployment) -> Brief:
         run, clusters = self.run, self.run.snapshot.clusters
         eligible = run.eligible(deployment)
-        refused, nearest = self._refused(deployment, eligible)
-        counts = Counter(refused)
+        counts, nearest = self._refused(deployment, eligible)
         nearby = [nearest] if nearest else []
-        engine = deployment.spec.engines[0]
+        engines = deployment.spec.engines
+        kind = run.kind(deployment)
         detailed = sorted(detailed_clusters(run, deployment))
         fitting = 0
+        pool_misses: dict[tuple[int, str], Miss | None] = {}
+        # Misses at different pools never tie on (stage, where): only the nearest is made a Reason.
+        nearest_miss: tuple[tuple[int, str], Miss, PoolView] | None = None
         for position in detailed:
-            verdict = _verdict(run, deployment, clusters[position], (), self._held, skipped_too=False)
-            fitting += not verdict.reasons
-            counts.update((r.scope, r.phrase) for r in _distinct(verdict.reasons))
-            nearby.extend(verdict.reasons)
+            cluster = clusters[position]
+            outcome = self._outcome(kind, engines, cluster)
+            if outcome.failing is None:
+                fitting += 1
+                continue
+            engine = engines[outcome.failing]
+            for pool in cluster.pools:
+                found = (outcome.failing, pool.class_name)
+                if found in pool_misses:
+                    miss = pool_misses[found]
+                else:
+                    miss = pool_misses[found] = pool_miss(engine, pool, run.matcher)
+                if miss is None:
+                    continue
+                counts[("pool(s)", miss.phrase)] += 1
+                rank = (-stage(miss.code), f"{pool.cluster}/{pool.name}")
+                if nearest_miss is None or rank < nearest_miss[0]:
+                    nearest_miss = (rank, miss, pool)
+            blocked = split_blocked(engine, run.options(engine, cluster), cluster)
+            if blocked is not None:
+                counts[(blocked.scope, blocked.phrase)] += 1
+                nearby.append(blocked)
+            counts.update(outcome.capacity)
+            if outcome.nearest is not None:
+                nearby.append(outcome.nearest)
         # Elsewhere the first engine fails first, on every pool, each pool with its class's miss.
         skipped = set(detailed)
         on_skipped = Counter(pool.class_name for position in detailed for pool in clusters[position].pools)
-        # Each class's miss is a Reason at its first pool, but only the nearest can be shown: misses
-        # at different pools never tie on (stage, where), so only that one is built.
-        nearest_miss: tuple[tuple[int, str], Miss, PoolView] | None = None
         for class_name, pools in self._eligible_pools(deployment, eligible).items():
             left = len(pools) - on_skipped[class_name]
             if left:
                 where, first = next((where, pool) for where, position, pool in pools if position not in skipped)
-                miss = present(pool_miss(engine, first, run.matcher),
-                               f"engine {engine.name} misses pool {first.key}, on which it was not placed")
+                found = (0, class_name)
+                miss = pool_misses[found] if found in pool_misses else pool_miss(engines[0], first, run.matcher)
+                miss = present(miss, f"engine {engines[0].name} misses pool {first.key}, on which it was not placed")
                 counts[("pool(s)", miss.phrase)] += left
                 rank = (-stage(miss.code), where)
                 if nearest_miss is None or rank < nearest_miss[0]:
                     nearest_miss = (rank, miss, first)
-        if nearest_miss is not None:
+        if nearest_miss is not None and not fitting:
             nearby.append(nearest_miss[1].at(nearest_miss[2]))
         return _brief(deployment.key, len(clusters), fitting, counts, nearby)
+
+    def _outcome(self, kind: tuple[int, ...], engines: tuple[Engine, ...], cluster: ClusterView) -> Outcome:
+        """`_verdict`'s trial of each engine in turn on an eligible cluster, for a kind of replica
+        (`engines`: of that kind, whose options are their shapes')."""
+        key = (kind, cluster.position)
+        found = self._outcomes.get(key)
+        if found is None:
+            run, trial = self.run, Trial(self.run.ledger)
+            found = Outcome(None, Counter(), None)
+            for index, engine in enumerate(engines):
+                options = run.options(engine, cluster)
+                option = choose(options, trial)
+                if option is None:
+                    capacity = capacity_reasons(options, trial, self._held)
+                    found = Outcome(index, Counter((r.scope, r.phrase) for r in _distinct(tuple(capacity))),
+                                    min(capacity, key=_nearness, default=None))
+                    break
+                trial.add(option.needs)
+            self._outcomes[key] = found
+        return found
 
     def _refused(self, deployment: ModelDeployment, eligible: frozenset[int]
                  ) -> tuple[Counter[tuple[str, str]], Reason | None]:
         """The reasons of the clusters that may not hold a new replica, counted, and the nearest."""
-        cache = deployment.spec.model_cache_ref
-        key = (self.run.eligibility_key(deployment), cache.name if cache else None)
+        run, clusters = self.run, self.run.snapshot.clusters
+        key = run.eligibility_key(deployment)
         found = self._refusals.get(key)
         if found is None:
-            reasons = [reason for cluster in self.run.snapshot.clusters if cluster.position not in eligible
-                       if (reason := self.run.ineligible(deployment, cluster, new=True)) is not None]
-            found = self._refusals[key] = (Counter((r.scope, r.phrase) for r in reasons),
-                                           min(reasons, key=_nearness, default=None))
-        return found
+            refused = [(cluster.position, reason) for cluster in clusters if cluster.position not in eligible
+                       if (reason := run.ineligible(deployment, cluster, new=True)) is not None]
+            cached = [position for position, r in refused if r.code is Code.CACHE_NOT_STAGED]
+            nearest = min(refused, key=lambda entry: _nearness(entry[1]), default=None)
+            found = self._refusals[key] = _Refusals(
+                Counter((r.scope, r.phrase) for _, r in refused if r.code is not Code.CACHE_NOT_STAGED),
+                len(cached), cached[0] if cached else None, None if nearest is None else nearest[0])
+        counts = Counter(found.counts)
+        if found.cache_sample is not None:
+            reason = present(run.ineligible(deployment, clusters[found.cache_sample], new=True),
+                             "a deployment of the same eligibility key is refused by the same cluster")
+            counts[(reason.scope, reason.phrase)] += found.cached
+        nearest = None if found.nearest is None else run.ineligible(deployment, clusters[found.nearest], new=True)
+        return counts, nearest
 
     def _eligible_pools(self, deployment: ModelDeployment, eligible: frozenset[int]
                         ) -> dict[str, list[tuple[str, int, PoolView]]]:
@@ -230,10 +321,9 @@ def diagnose(run: Run, deployment: ModelDeployment, replicas: dict[str, list[int
 
 
 def _verdict(run: Run, deployment: ModelDeployment, cluster: ClusterView, indices: tuple[int, ...],
-             held: Callable[[PoolKey], str], *, skipped_too: bool = True) -> ClusterVerdict:
-    """Whether another replica fits the cluster, and if not why; with `skipped_too`, also why the
-    pools an engine passes over cannot host it (explain prints them; a status does not). `held`:
-    who holds a pool's nodes (`_held_by`)."""
+             held: Callable[[PoolKey], str]) -> ClusterVerdict:
+    """Whether another replica fits the cluster, and if not why, and why the pools an engine passes
+    over cannot host it. `held`: who holds a pool's nodes (`_held_by`)."""
     ineligible = run.ineligible(deployment, cluster, new=True)
     if ineligible is not None:
         return ClusterVerdict(cluster.name, indices, (ineligible,))
@@ -242,22 +332,20 @@ def _verdict(run: Run, deployment: ModelDeployment, cluster: ClusterView, indice
     skipped: list[Reason] = []
     choices: list[str] = []
     # explain names the engine on each pool line when there are several (a status does not).
-    named = skipped_too and len(deployment.spec.engines) > 1
+    named = len(deployment.spec.engines) > 1
     for engine in deployment.spec.engines:
         options = run.options(engine, cluster)
         option = choose(options, trial)
-        if option is None or skipped_too:
-            missed = misses(engine, options, cluster, run.matcher)
-            missed = tuple(reason._replace(engine=engine.name) for reason in missed) if named else missed
-            skipped.extend(missed)
+        missed = misses(engine, options, cluster, run.matcher)
+        missed = tuple(reason._replace(engine=engine.name) for reason in missed) if named else missed
+        skipped.extend(missed)
         if option is None:
             capacity = capacity_reasons(options, trial, held)
             if named:
                 capacity = [reason._replace(engine=engine.name) for reason in capacity]
             reasons = (*missed, *capacity)
             return ClusterVerdict(cluster.name, indices, tuple(sorted(reasons, key=lambda r: (r.pool or "", r.phrase))))
-        if skipped_too:
-            choices += _choice(engine, option, options, trial, run)
+        choices += _choice(engine, option, options, trial, run)
         trial.add(option.needs)
         used.append(f"{engine.name}: {_where(engine, option)}")
     return ClusterVerdict(cluster.name, indices, (), tuple(used), tuple(skipped), tuple(choices))
