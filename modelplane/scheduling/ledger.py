@@ -71,14 +71,23 @@ class Load:
         return other
 
     def add(self, use: Use) -> None:
-        self.need = self.need_with(use)
-        self._needs.clear()
+        derive = bool(use.shared) and not self.surge
+        if not derive:
+            self.need = self.need_with(use)
         self.whole += use.whole
         if use.shared:
+            shared = self.shared
             for sizes, pods in use.shared:
-                self.shared[sizes] = self.shared.get(sizes, 0) + pods
+                shared[sizes] = shared.get(sizes, 0) + pods
                 self.sharing += pods
-            self.shared_need = shared_need(self.per_node, self.shared)
+            self.shared_need = shared_need(self.per_node, shared)
+        if derive:
+            # `packing.need` from the `shared_need` just computed (the formula of `need_with`),
+            # not from `need_with`, which computed it once more: on 100 x 1,000 the capacity
+            # search charges the stages a rerun takes over without a check to memoize it
+            whole = self.whole
+            self.need = max(whole + self.sharing, whole + self.shared_need) if whole else self.shared_need
+        self._needs.clear()
 
 
 _EMPTY = Load(0, ())
