@@ -41,7 +41,13 @@ only for a revived cluster, most of them marked dead by the stage itself, which 
 a rerun early (None): the capacity search ends one as soon as a deployment it must not shorten has
 too few replicas.
 
-Cost, measured on the generated fleet (benchmarks/capacity_fleet.py): see capacity.py.
+The stages taken over are charged deferred (`Ledger.defer`), and `_plan` settles the pools before
+it reads them (every pool before a stage it plans or a cluster it tries, the suspects before asking
+their reads): on 100 x 1,000 a rerun takes over about 286 stages and plans about 15, so a pool's
+need is computed once for many stages (first 30 short deployments: `Load.add` calls 633k -> 354k).
+
+Cost, measured on the generated fleet (benchmarks/capacity_fleet.py): see capacity.py and
+docs/capacity-search.md.
 """
 
 from __future__ import annotations
@@ -161,7 +167,8 @@ class Record:
         fill stages before it), with `capacities`: a copy (`Ledger.copy`) of the checkpoint at or
         before `start`, charged with the stages between. The ledger's state depends on the pods each
         pool holds, not on the order they came in, and the record's charges fitted at its own
-        capacities, which a rerun only raises, so nothing needs checking again."""
+        capacities, which a rerun only raises, so nothing needs checking again. The charges after the
+        checkpoint are deferred (`Ledger.defer`): settle a pool before reading it."""
         spacing = _spacing(len(self.filled))
         at = start - start % spacing
         if at not in self.checkpoints:
@@ -184,10 +191,11 @@ class Record:
 
     def charge(self, ledger: Ledger, stage: int) -> None:
         """Charge what fill stage `stage` charged, summed per pool: a pool's state is the pods it
-        holds, whatever charges brought them, so one charge per pool does what one per replica did."""
+        holds, whatever charges brought them, so one charge per pool does what one per replica did.
+        Deferred (`Ledger.defer`): `_plan` settles the pools before it reads them."""
         charges = self.stage_charges[stage]
         if charges:
-            ledger.restore(self.run.workloads.deployments[stage].key, charges)
+            ledger.defer(self.run.workloads.deployments[stage].key, charges)
 
     @cached_property
     def stage_charges(self) -> tuple[dict[PoolKey, Use], ...]:
@@ -297,6 +305,7 @@ def _plan(run: Run, previous: Placement | None, capacities: dict[PoolKey, int], 
             dead = run.dead.setdefault(kind, set())
             was = set(dead)
             passed_over: set[int] = set()
+            run.ledger.settle()
             fill_deployment(run, deployment, mine, passed_over)
             filled.append(run.commits)
             scheduled.append(len(mine) + len(run.commits))
@@ -312,6 +321,7 @@ def _plan(run: Run, previous: Placement | None, capacities: dict[PoolKey, int], 
             run.ledger.watch = run.commits = None
             return None
     run.ledger.watch = run.commits = None
+    run.ledger.settle()
     return Record(run, previous, capacities, kept, tuple(filled), tuple(scheduled), tuple(refusals), tuple(marks),
                   tuple(passes), tuple(skipped), tuple(reads))
 
@@ -347,6 +357,7 @@ class _Differences:
             suspects |= self.roomier & before.refusals[stage + 1]
         if suspects:
             ledger, checks = run.ledger, before.reads[stage].checks
+            ledger.settle(suspects)
             if any(ledger.admits(pool, use) != fits for pool in suspects for use, fits in checks[pool]):
                 return True
         return False
@@ -390,6 +401,7 @@ def _hopeless(run: Run, deployment: ModelDeployment, mine: list[Replica], positi
     elsewhere before the walk comes to a cluster that is dead in the recorded plan, so its pools
     hold then what they hold now. Not when the deployment already has a replica on one of them (the
     walk comes back to those)."""
+    run.ledger.settle()
     clusters = run.snapshot.clusters
     held = {replica.cluster for replica in mine}
     for position in sorted(positions):
