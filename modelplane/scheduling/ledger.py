@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from modelplane.invariants import InvariantError
-from modelplane.scheduling.packing import NOTHING, Sizes, Use, need, shared_need, surge_need
+from modelplane.scheduling.packing import NOTHING, Sizes, Use, need, need_of_parts, shared_need, surge_need
 from modelplane.scheduling.snapshot import Snapshot
 
 PoolKey = tuple[str, str]  # cluster, pool
@@ -57,10 +57,7 @@ class Load:
     def need_with(self, use: Use) -> int:
         whole = self.whole + use.whole
         if not use.shared and not self.surge:
-            if not self.sharing:
-                return whole
-            # the formula of `packing.need`, with the shared pods' part kept from the last charge
-            return max(whole + self.sharing, whole + self.shared_need) if whole else self.shared_need
+            return need_of_parts(whole, self.sharing, self.shared_need)
         found = self._needs.get(use)
         if found is None:
             merged = dict(self.shared)
@@ -77,8 +74,7 @@ class Load:
         return other
 
     def add(self, use: Use) -> None:
-        derive = bool(use.shared) and not self.surge
-        if not derive:
+        if self.surge or not use.shared:
             self.need = self.need_with(use)
         self.whole += use.whole
         if use.shared:
@@ -87,12 +83,10 @@ class Load:
                 shared[sizes] = shared.get(sizes, 0) + pods
                 self.sharing += pods
             self.shared_need = shared_need(self.per_node, shared)
-        if derive:
-            # `packing.need` from the `shared_need` just computed (the formula of `need_with`),
-            # not from `need_with`, which computed it once more: on 100 x 1,000 the capacity
-            # search charges the stages a rerun takes over without a check to memoize it
-            whole = self.whole
-            self.need = max(whole + self.sharing, whole + self.shared_need) if whole else self.shared_need
+            if not self.surge:
+                # from the part just computed, not `need_with`, which would compute it once more: on
+                # 100 x 1,000 the capacity search charges the stages a rerun takes over unchecked
+                self.need = need_of_parts(self.whole, self.sharing, self.shared_need)
         self._needs.clear()
 
     def gather(self, uses: list[Use]) -> None:

@@ -74,8 +74,16 @@ def need(per_node: Sizes, whole: int, shared: Mapping[Sizes, int]) -> int:
     """The fewest nodes on which `whole` whole-node pods and the `shared` pods (pods by devices per
     pod) always all land (the rule in the module docstring)."""
     sharing = sum(shared.values())
-    most = whole + sharing if whole else 0
-    return max(most, whole + shared_need(per_node, shared)) if sharing else most
+    return need_of_parts(whole, sharing, shared_need(per_node, shared) if sharing else 0)
+
+
+def need_of_parts(whole: int, sharing: int, shared_part: int) -> int:
+    """`need` from its parts: `whole` whole-node pods, `sharing` shared pods and their part
+    `shared_part` (`shared_need`), so a pool that keeps the part between charges (`ledger.Load`)
+    need not compute it again."""
+    if not sharing:
+        return whole
+    return max(whole + sharing, whole + shared_part) if whole else shared_part
 
 
 def surge_need(per_node: Sizes, whole: int, shared: Mapping[Sizes, int]) -> int:
