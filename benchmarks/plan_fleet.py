@@ -55,6 +55,7 @@ import yaml
 
 from modelplane.api import load_sources
 from modelplane.cel import SelectorEvaluator
+from modelplane.cel.program import compile_selector
 from modelplane.scheduling import place
 
 T = TypeVar("T")
@@ -434,7 +435,8 @@ def main() -> None:
     print(f"load+validate:{load_times} ({len(text) / 1e6:.1f} MB of YAML)")
     print(f"place:        {cold_times}")
     print(f"re-place:     {replan_times} (every replica retained, nothing moves)")
-    print(f"CEL:          {evaluator.compilations} compilations, {evaluator.evaluations} evaluations")
+    print(f"CEL:          {evaluator.compilations} compilations, {evaluator.evaluations} evaluations "
+          f"({compile_selector.cache_info().misses} compiled in the process: load, place and re-place)")
     print(f"peak RSS:     {peak_mb:.0f} MB (whole process, generator and YAML included)")
     if args.cli:
         edits = what_if_edits(manifests)

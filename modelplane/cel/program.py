@@ -89,10 +89,15 @@ def _describe(device: Device, read: Read) -> str:
     return f"{read} = {shown}"
 
 
-@functools.lru_cache(maxsize=8192)
+@functools.lru_cache(maxsize=1 << 16)
 def compile_selector(text: str) -> Program:
     """Compile (and admit) one selector. Pure, so memoized for the process: the loader validates
-    every selector and each plan evaluates the same ones; a rejected one raises each time."""
+    every selector and each plan evaluates the same ones; a rejected one raises each time.
+
+    The bound is well above a large fleet's distinct selectors: at 8,192 the varied 1,000 x 10,000
+    benchmark fleet (11,463 distinct) missed on every selector in each plan, an LRU cache being read
+    in the same order it was filled, and compiled 30,188 times instead of 11,463; place took 14.7
+    CPU s, re-place 9.4, against 10.2 and 6.7 with this bound, at a lower peak RSS (2026-11-26)."""
     ast = parser.parse(text)
     check.check(ast, text)
     fast = compile_fast(ast)
