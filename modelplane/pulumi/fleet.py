@@ -18,7 +18,9 @@ Order of work (DESIGN section 2, one direction):
    and compose's findings are `pulumi.log.warn`ings;
 6. in control-cluster mode, after those, `status.FleetStatus`: `pulumi up` writes back each object's status.
 With `split` (the fleet stack of the split layout, `roles`), steps 2 and 5 stop at the fleet gateway:
-each cluster's serving stack and workloads are its workload stack's, and the fleet stack exports
+each cluster's serving stack and workloads are its workload stack's (so the fleet stack reads, and with that
+registers, the kubernetes provider of the fleet gateway's cluster only, besides those provisioning itself
+needs: `ClusterComponent.provider`), and the fleet stack exports
 what they need (`workload_stacks`, `workload_secrets`) with make-before-break across stacks
 (`scheduling.handoff`); the fleet gateway on a workload cluster waits until that cluster's stack
 reports its address (`roles.gateway_waits`: its serving stack holds the gateway's namespace and class). Stack outputs come from the attributes: `placement_summary` (where each replica runs),
@@ -117,7 +119,8 @@ class Modelplane(pulumi.ComponentResource):
     """GPU clusters across clouds, their serving stacks, the placement, the workloads and the fleet routing."""
 
     clusters: dict[str, InferenceCluster]
-    """Each cluster by name: its `kubeconfig` (secret) and `provider`, for your own resources."""
+    """Each cluster by name: its `kubeconfig` (secret) and `provider` (registered on its first read), for your
+    own resources."""
     serving_stacks: dict[str, ServingStack]
     """Each cluster's serving stack by cluster name."""
     control_stack: ServingStack | None
@@ -184,16 +187,22 @@ class Modelplane(pulumi.ComponentResource):
                 "anchor": built.anchor, "install_prerequisites": cluster.name in installed_on,
                 "skip_await": skip_await, "gateway_address": given.get(cluster.name)},
                 aliased(child, legacy_name(cluster.name, "serving")))
-        # Split: a cluster's serving stack is in its workload stack; its address is bound in `converge`.
-        targets = {cluster: Target(built.provider, self.serving_stacks.get(cluster, built), built.anchor,
-                                   self.serving_stacks[cluster].gateway_address if split is None else None)
-                   for cluster, built in self.clusters.items()}
+
+        def target(cluster: str) -> Target:
+            built = self.clusters[cluster]
+            return Target(built.provider, self.serving_stacks.get(cluster, built), built.anchor)
+
+        # Split: the fleet stack deploys to the fleet gateway's cluster only, so only that cluster's provider is
+        # read, which registers it (`ClusterComponent.provider`); a cluster's serving stack is in its workload stack.
+        targets = {cluster: target(cluster) for cluster in self.clusters if split is None}
         self.gateway, self.control_stack = None, None
         if fleet.gateway is not None and fleet.gateway.host == CONTROL_CLUSTER:
             provider, self.control_stack = control_serving_stack(name, fleet.gateway, control, settings,
                                                                  CONTROL_CLUSTER in installed_on, skip_await, self)
-            targets[CONTROL_CLUSTER] = Target(provider, self.control_stack, None, None)
+            targets[CONTROL_CLUSTER] = Target(provider, self.control_stack, None)
         if fleet.gateway is not None and not roles.gateway_waits(fleet.gateway.host, split, self):
+            if fleet.gateway.host not in targets:
+                targets[fleet.gateway.host] = target(fleet.gateway.host)
             host = targets[fleet.gateway.host]
             self.gateway = InferenceGateway(f"{name}-gateway", {
                 "gateway": fleet.gateway, "services": manifests.workloads.services,
@@ -225,7 +234,9 @@ class Modelplane(pulumi.ComponentResource):
                                     + "\n".join(status.reasons)
                                     + f"\n(`modelplane explain {key} <manifests>` shows every cluster)", self)
             if handed is None:
-                created = register_placed(name, rendered, targets, self.gateway, secrets, self, skip_await)
+                addresses = {cluster: stack.gateway_address for cluster, stack in self.serving_stacks.items()
+                             if stack.gateway_address is not None}
+                created = register_placed(name, rendered, targets, addresses, self.gateway, secrets, self, skip_await)
             else:
                 created = roles.register_routes(name, rendered, targets, split, self.gateway, secrets, self,
                                                 skip_await)

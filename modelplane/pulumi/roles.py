@@ -174,10 +174,8 @@ def register_routes(component: str, rendered: Rendered, targets: Mapping[str, Ta
         pulumi.log.warn(f"the fleet gateway does not route to {', '.join(waiting)} yet: "
                         "the cluster's workload stack has not reported its gateway address "
                         "(enroll it in modelplane:clusterStacks once its stack has run)", parent)
-    bound = {cluster: replace(target, gateway_address=pulumi.Output.from_input(addresses[cluster]))
-             if cluster in addresses else target for cluster, target in targets.items()}
-    return register_placed(component, replace(rendered, clusters={}, gateway=kept), bound, gateway, secrets, parent,
-                           skip_await)
+    return register_placed(component, replace(rendered, clusters={}, gateway=kept), targets, addresses, gateway,
+                           secrets, parent, skip_await)
 
 
 def replicas_text(replicas: Sequence[Replica]) -> str:
@@ -235,9 +233,9 @@ def workload_stack(cluster: str, fleet_stack: str) -> pulumi.Output[dict[str, An
     secrets = {secret_placeholder(*key): pulumi.Output.secret(private["secrets"][secret_placeholder(*key)])
                for key in keys}
     address = present(serving.gateway_address, "a workload cluster's serving stack holds its inference Gateway")
-    target = Target(provider, serving, None, address)
     created = register_placed(COMPONENT, replace(rendered, clusters={cluster: rendered.clusters[cluster]}, gateway=()),
-                              {cluster: target}, None, secrets, None, skip_await)
+                              {cluster: Target(provider, serving, None)}, {cluster: address}, None, secrets, None,
+                              skip_await)
     done = pulumi.Output.all(serving.urn, *(resource.urn for resource in created.values()))
     return pulumi.Output.all(applied=done.apply(lambda _: entry["replicas"]), gatewayAddress=serving.gateway_address)
 

@@ -50,18 +50,18 @@ class Target:
     """The cluster's serving stack."""
     anchor: pulumi.Resource | None
     """What the cluster's resources are `deleted_with`: the cloud cluster, or None for an existing one."""
-    gateway_address: pulumi.Output[str] | None
-    """The cluster's inference Gateway's address; None for the control cluster (no replica runs there)."""
 
 
 def register_placed(component: str, rendered: Rendered, targets: Mapping[str, Target],
-                    gateway: InferenceGateway | None, secrets: Mapping[str, pulumi.Input[str]],
-                    parent: pulumi.Resource | None, skip_await: bool = False) -> dict[str, pulumi.CustomResource]:
+                    gateway_addresses: Mapping[str, pulumi.Input[str]], gateway: InferenceGateway | None,
+                    secrets: Mapping[str, pulumi.Input[str]], parent: pulumi.Resource | None,
+                    skip_await: bool = False) -> dict[str, pulumi.CustomResource]:
     """Register every rendered object, named `component:cluster:Kind:namespace/name`; returns them by
-    logical name. `parent` None: at the stack's root (a workload stack of the split layout,
+    logical name. `targets` needs an entry only for the clusters objects go to (`rendered.clusters`' and
+    the fleet gateway's); `gateway_addresses` (cluster -> its inference Gateway's address) those the
+    objects route to. `parent` None: at the stack's root (a workload stack of the split layout,
     `roles.workload_stack`)."""
-    addresses = {address_placeholder(cluster): target.gateway_address for cluster, target in targets.items()
-                 if target.gateway_address is not None}
+    addresses = {address_placeholder(cluster): address for cluster, address in gateway_addresses.items()}
     batches: list[tuple[str, Sequence[dict], pulumi.Resource | None, list[pulumi.Resource]]] = [
         (cluster, manifests, parent, []) for cluster, manifests in rendered.clusters.items()]
     if gateway is not None:

@@ -18,7 +18,7 @@ from modelplane.compose import address_placeholder
 from modelplane.invariants import InvariantError
 from modelplane.pulumi.kube import kubernetes_object, substitute
 from modelplane.pulumi.clusters.kubeconfig import eks_kubeconfig, gke_kubeconfig
-from modelplane.pulumi.names import legacy_manifest_name, manifest_name, scope
+from modelplane.pulumi.names import legacy_manifest_name, manifest_name, provider_identifier, scope
 from tests.pulumi.harness import ROOT, Engine, is_secret, unwrap
 
 
@@ -194,3 +194,24 @@ def test_the_cloud_sdks_are_imported_only_when_a_cluster_needs_them(statement: s
     code = f"{statement}\nimport sys\nprint(sorted(m for m in {sdks!r} if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT).stdout
     assert out.strip().splitlines()[-1] == "[]"
+
+
+def test_a_clusters_provider_is_registered_on_its_first_read_only() -> None:
+    engine = Engine()
+
+    def program() -> dict[str, Any]:
+        from modelplane.pulumi.clusters import ExistingCluster
+
+        idle = ExistingCluster("idle", {"name": "idle", "kubeconfig": "kubeconfig: idle"})
+        lab = ExistingCluster("lab", {"name": "lab", "kubeconfig": "kubeconfig: lab"})
+        assert lab.provider is lab.provider, "one provider, however often it is read"
+        k8s.core.v1.Namespace("research-team", metadata={"name": "research"},
+                              opts=ResourceOptions(provider=lab.provider))
+        return {"idle": idle.kubeconfig}
+
+    run(program, engine)
+    providers = engine.of_type("pulumi:providers:kubernetes")
+    assert [p.name for p in providers] == ["lab-k8s"], "the idle cluster's provider is never read, so never registered"
+    assert providers[0].inputs["clusterIdentifier"] == provider_identifier("lab")
+    assert unwrap(providers[0].inputs["kubeconfig"]) == "kubeconfig: lab" and is_secret(providers[0].inputs["kubeconfig"])
+    assert engine.named("research-team").provider_name == "lab-k8s"

@@ -311,3 +311,20 @@ def test_the_fleet_refuses_to_drop_a_cluster_whose_stack_still_runs_replicas(
     engine = Referencing(state=copy.deepcopy(fleet.engine.state), stacks=stacks)
     with pytest.raises(Exception, match=r"retired \(stack organization/modelplane/retired\): 1 replica\(s\) still run"):
         run_program(engine, enrolled(*CLUSTERS, "retired"))
+
+
+def kubernetes_providers(run: Run) -> list[str]:
+    return sorted(p.name for p in run.engine.of_type("pulumi:providers:kubernetes"))
+
+
+def test_the_fleet_stack_registers_a_clusters_provider_only_where_it_deploys(
+        first: Run, fleet: Run, single: Run) -> None:
+    # The engine starts a plugin process per provider resource. The single stack deploys to every cluster;
+    # the fleet stack to the fleet gateway's host (gke-us-central) and, because provisioning puts the RWX
+    # StorageClass there, to each cloud cluster it creates (GKE, EKS), never to the existing onprem-us-east.
+    assert kubernetes_providers(single) == ["modelplane:eks-us-west-eks-k8s", "modelplane:gke-us-central-gke-k8s",
+                                            "modelplane:onprem-us-east-existing-k8s"]
+    assert kubernetes_providers(first) == kubernetes_providers(fleet) == [
+        "modelplane:eks-us-west-eks-k8s", "modelplane:gke-us-central-gke-k8s"]
+    used = {r.provider_name for r in fleet.engine.registered if r.typ.startswith(KUBERNETES)}
+    assert used == set(kubernetes_providers(fleet)), "each provider registered is used"

@@ -131,7 +131,7 @@ class AksCluster(ClusterComponent):
             opts=pulumi.InvokeOutputOptions(provider=self.azure_provider))
         self.kubeconfig = pulumi.Output.secret(credentials.kubeconfigs.apply(
             lambda kubeconfigs: decoded_kubeconfig(args["name"], kubeconfigs[0].value)))
-        self.provider = kubernetes_provider(name, args["name"], self.kubeconfig, self)
+        self.provided_by(lambda: kubernetes_provider(name, args["name"], self.kubeconfig, self))
         rwx_storage_class(name, self.storage_class_name, "file.csi.azure.com", {"skuName": "Premium_LRS"},
                           self.provider, self, self.cluster, mount_options=AZURE_FILES_MOUNT_OPTIONS)
         self.anchor = self.cluster

@@ -7,7 +7,12 @@ downstream branches on the cloud:
 - `kubeconfig`: `Output[str]`, always secret.
 - `provider`: a `pulumi_kubernetes.Provider` whose `cluster_identifier` is fixed by the cluster's
   name: an unknown kubeconfig at preview (a cluster being created or changed) updates the provider
-  instead of replacing it, so the workloads on the cluster are not replaced either.
+  instead of replacing it, so the workloads on the cluster are not replaced either. It is registered
+  on first access (same name, parent and options whenever that is), so a stack that deploys nothing
+  to the cluster holds no provider for it: the engine starts one plugin process per provider
+  resource, which made the split layout's fleet stack grow with the cluster count. A component whose
+  provisioning creates objects on the cluster (the RWX StorageClass of GKE, EKS, AKS and Nebius)
+  reads it while it builds, so it always has one.
 - `storage_class_name`: the ReadWriteMany StorageClass ModelCache volumes use (created by the
   component where the cloud offers one; named by the manifest for an existing cluster), or None.
 - `anchor`: the resource the cluster's workloads are `deleted_with`: the cloud cluster the stack
@@ -110,12 +115,24 @@ class ClusterComponent(pulumi.ComponentResource):
 
     kubeconfig: pulumi.Output[str]
     """The kubeconfig, secret."""
-    provider: k8s.Provider
-    """The cluster's Kubernetes provider (stable `cluster_identifier`)."""
     storage_class_name: str | None
     """The ReadWriteMany StorageClass for ModelCache volumes, or None."""
     anchor: pulumi.Resource | None
     """What the cluster's workloads are `deleted_with`: the cloud cluster the stack created, or None."""
+    _make_provider: Callable[[], k8s.Provider]
+    _provider: k8s.Provider | None = None
+
+    def provided_by(self, make: Callable[[], k8s.Provider]) -> None:
+        """Declare how the cluster's provider is built; `make` runs once, on the first read of `provider`."""
+        self._make_provider = make
+
+    @property
+    def provider(self) -> k8s.Provider:
+        """The cluster's Kubernetes provider (stable `cluster_identifier`), registered on the first read and
+        the same object on every later one: read it only to deploy to the cluster (module docstring)."""
+        if self._provider is None:
+            self._provider = self._make_provider()
+        return self._provider
 
 
 def provisioned_pools(cluster: ClusterManifest, fleet: Fleet,

@@ -192,7 +192,7 @@ class EksCluster(ClusterComponent):
         endpoint, ca = self.cluster.endpoint, self.cluster.certificate_authority.data
         self.kubeconfig = pulumi.Output.secret(pulumi.Output.all(endpoint, ca).apply(
             lambda values: eks_kubeconfig(args["name"], args["region"], values[0], values[1])))
-        self.provider = kubernetes_provider(name, args["name"], self.kubeconfig, self, depends_on=[system])
+        self.provided_by(lambda: kubernetes_provider(name, args["name"], self.kubeconfig, self, depends_on=[system]))
         rwx_storage_class(name, self.storage_class_name, "efs.csi.aws.com",
                           {"provisioningMode": "efs-ap", "fileSystemId": file_system.id, "directoryPerms": "700"},
                           self.provider, self, self.cluster)

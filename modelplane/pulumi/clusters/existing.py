@@ -35,7 +35,7 @@ class ExistingCluster(ClusterComponent):
     def __init__(self, name: str, args: ExistingClusterArgs, opts: ResourceOptions | None = None):
         super().__init__("modelplane:index:ExistingCluster", name, {}, opts)
         self.kubeconfig = pulumi.Output.secret(args["kubeconfig"])
-        self.provider = kubernetes_provider(name, args["name"], self.kubeconfig, self)
+        self.provided_by(lambda: kubernetes_provider(name, args["name"], self.kubeconfig, self))
         self.storage_class_name = args.get("storage_class_name")
         self.anchor = None
         self.register_outputs({"kubeconfig": self.kubeconfig})

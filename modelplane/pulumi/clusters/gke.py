@@ -162,7 +162,7 @@ class GkeCluster(ClusterComponent):
         endpoint, ca = self.cluster.endpoint, self.cluster.master_auth.cluster_ca_certificate
         self.kubeconfig = pulumi.Output.secret(pulumi.Output.all(endpoint, ca).apply(
             lambda values: gke_kubeconfig(args["name"], values[0], values[1])))
-        self.provider = kubernetes_provider(name, args["name"], self.kubeconfig, self, depends_on=[system])
+        self.provided_by(lambda: kubernetes_provider(name, args["name"], self.kubeconfig, self, depends_on=[system]))
         rwx_storage_class(name, self.storage_class_name, "filestore.csi.storage.gke.io",
                           {"tier": args.get("filestore_tier", "standard"), "network": network.name},
                           self.provider, self, self.cluster)

@@ -104,7 +104,7 @@ class InferenceCluster(ClusterComponent):
             "pool_nodes": args.get("pool_nodes", {})},
             ResourceOptions(parent=self))
         self.kubeconfig = built.kubeconfig
-        self.provider = built.provider
+        self.provided_by(lambda: built.provider)
         self.storage_class_name = built.storage_class_name
         self.anchor = built.anchor
         self.register_outputs({"kubeconfig": self.kubeconfig})

@@ -164,7 +164,7 @@ class NebiusCluster(ClusterComponent):
         self.kubeconfig = pulumi.Output.secret(control_plane.apply(
             lambda plane: nebius_kubeconfig(args["name"], plane.endpoints.public_endpoint,
                                             plane.auth.cluster_ca_certificate)))
-        self.provider = kubernetes_provider(name, args["name"], self.kubeconfig, self, depends_on=[system])
+        self.provided_by(lambda: kubernetes_provider(name, args["name"], self.kubeconfig, self, depends_on=[system]))
         on_cluster = ResourceOptions(parent=self, provider=self.provider, deleted_with=self.cluster)
         driver = k8s.helm.v3.Release(
             f"{name}-csi-mounted-fs-path", name="csi-mounted-fs-path", chart=CSI_CHART, version=CSI_CHART_VERSION,

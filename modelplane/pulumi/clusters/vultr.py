@@ -107,7 +107,7 @@ class VultrCluster(ClusterComponent):
         self.node_pools = {pool["name"]: self._gpu_pool(name, pool, child) for pool in args["pools"]}
         self.kubeconfig = pulumi.Output.secret(self.cluster.kube_config.apply(
             lambda encoded: decoded_kubeconfig(args["name"], encoded)))
-        self.provider = kubernetes_provider(name, args["name"], self.kubeconfig, self)
+        self.provided_by(lambda: kubernetes_provider(name, args["name"], self.kubeconfig, self))
         self.anchor = self.cluster
         self.register_outputs({"kubeconfig": self.kubeconfig, "endpoint": self.cluster.endpoint})
 
