@@ -52,6 +52,7 @@ docs/capacity-search.md.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -109,6 +110,20 @@ class Reads:
                     found.setdefault(pool, set()).add((use if held is None else held + use, fits))
             self._checks = {pool: frozenset(uses) for pool, uses in found.items()}
         return self._checks
+
+
+@dataclass(frozen=True)
+class Readers:
+    """A record's fill stages (ascending) by what can make one answer otherwise in a rerun."""
+
+    passed: dict[PoolKey, list[int]]
+    """Per pool, the stages with a check that passed it."""
+    refused: dict[PoolKey, list[int]]
+    """Per pool, the stages with a check that stopped at it."""
+    skipped: dict[tuple[tuple[int, ...], int], list[int]]
+    """Per (kind, cluster position), the stages of that kind whose walk passed over it as dead."""
+
+
 Stop = Callable[[int, int], bool]
 """(stage, replicas the stage's deployment has) -> whether to give up on the run."""
 
@@ -210,6 +225,24 @@ class Record:
             summed.append(total)
         return tuple(summed)
 
+    @cached_property
+    def readers(self) -> Readers:
+        """The index `_Differences.ahead` jumps by."""
+        passed: dict[PoolKey, list[int]] = {}
+        refused: dict[PoolKey, list[int]] = {}
+        skipped: dict[tuple[tuple[int, ...], int], list[int]] = {}
+        deployments = self.run.workloads.deployments
+        for stage, (pools, stopped, over) in enumerate(zip(self.passes, self.refusals[1:], self.skipped, strict=True)):
+            for pool in pools:
+                passed.setdefault(pool, []).append(stage)
+            for pool in stopped:
+                refused.setdefault(pool, []).append(stage)
+            if over:
+                kind = self.run.kind(deployments[stage])
+                for position in over:
+                    skipped.setdefault((kind, position), []).append(stage)
+        return Readers(passed, refused, skipped)
+
     def start(self, pools: Iterable[PoolKey]) -> int | None:
         """The first stage a raise of `pools` can change; None when it changes nothing."""
         refused = self.refused
@@ -271,7 +304,24 @@ def _plan(run: Run, previous: Placement | None, capacities: dict[PoolKey, int], 
     for replica, _ in kept:
         existing.setdefault(replica.deployment, []).append(replica)
     deployments = run.workloads.deployments
-    for stage in range(max(start, 0), len(deployments)):
+    stage = max(start, 0)
+    while stage < len(deployments):
+        if before is not None and (ahead := differences.ahead(before, stage)) > stage:
+            for taken in range(stage, ahead):  # the stages no check of which can answer otherwise
+                before.charge(run.ledger, taken)
+                _mark(run, before.marks[taken])
+                if stop is not None and stop(taken, before.scheduled[taken]):
+                    run.ledger.watch = run.commits = None
+                    return None
+            filled.extend(before.filled[stage:ahead])
+            scheduled.extend(before.scheduled[stage:ahead])
+            refusals.extend(before.refusals[stage + 1:ahead + 1])
+            marks.extend(before.marks[stage:ahead])
+            passes.extend(before.passes[stage:ahead])
+            skipped.extend(before.skipped[stage:ahead])
+            reads.extend(before.reads[stage:ahead])
+            stage = ahead
+            continue
         deployment = deployments[stage]
         mine = existing.get(deployment.key, [])
         watch.reads, run.commits = [], []
@@ -317,9 +367,11 @@ def _plan(run: Run, previous: Placement | None, capacities: dict[PoolKey, int], 
             reads.append(read)
             if before is not None:
                 differences.charged(run.commits, before.filled[stage])
+                differences.unmarked.update(set(before.marks[stage]).difference(marks[-1]))
         if stop is not None and stop(stage, scheduled[-1]):
             run.ledger.watch = run.commits = None
             return None
+        stage += 1
     run.ledger.watch = run.commits = None
     run.ledger.settle()
     return Record(run, previous, capacities, kept, tuple(filled), tuple(scheduled), tuple(refusals), tuple(marks),
@@ -343,6 +395,26 @@ class _Differences:
         self.delta: dict[PoolKey, dict[Sizes | None, int]] = {}
         self.fuller: set[PoolKey] = set()
         self.roomier: set[PoolKey] = set(self.raised)
+        self.unmarked: set[tuple[tuple[int, ...], int]] = set()
+        """The dead marks (kind, cluster position) of the record that a stage planned again did
+        not make: the only ones the rerun may lack (every other stage makes the record's marks)."""
+
+    def ahead(self, before: Record, stage: int) -> int:
+        """The first stage from `stage` on that `affect` or `revived` may find changed (the number
+        of stages when none): one that read a `fuller` pool and passed, stopped at a `roomier`
+        one, or passed over as dead a cluster of an `unmarked` mark (`Record.readers`). Every
+        stage before it places what it placed in `before`."""
+        readers = before.readers
+        nearest = len(before.filled)
+        for suspects, index in ((self.fuller, readers.passed), (self.roomier, readers.refused),
+                                (self.unmarked, readers.skipped)):
+            for key in suspects:
+                stages = index.get(key)
+                if stages:
+                    found = bisect_left(stages, stage)
+                    if found < len(stages) and stages[found] < nearest:
+                        nearest = stages[found]
+        return nearest
 
     def affect(self, run: Run, before: Record, stage: int) -> bool:
         """Whether a check of the stage answers otherwise than in `before`: a read of a suspect
