@@ -309,7 +309,8 @@ def _plan(run: Run, previous: Placement | None, capacities: dict[PoolKey, int], 
         if before is not None and (ahead := differences.ahead(before, stage)) > stage:
             for taken in range(stage, ahead):  # the stages no check of which can answer otherwise
                 before.charge(run.ledger, taken)
-                _mark(run, before.marks[taken])
+                if before.marks[taken]:
+                    _mark(run, before.marks[taken])
                 if stop is not None and stop(taken, before.scheduled[taken]):
                     run.ledger.watch = run.commits = None
                     return None
