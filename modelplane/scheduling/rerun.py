@@ -41,6 +41,15 @@ only for a revived cluster, most of them marked dead by the stage itself, which 
 a rerun early (None): the capacity search ends one as soon as a deployment it must not shorten has
 too few replicas.
 
+A rerun does not visit every stage from `start` on: `Record.readers` indexes the record's stages
+by pool passed, pool stopped at, and (kind, cluster) passed over as dead, and `_Differences.ahead`
+jumps to the first stage that read a `fuller` pool and passed, stopped at a `roomier` one, or passed
+over a cluster whose record's dead mark a stage planned again did not make (`unmarked`): only
+those can make `affect` or `revived` find a change, so every stage before it is taken over in a
+tight loop (charged, its marks taken over, `stop` asked). First 49 short deployments of 100 x 1,000
+at 110%: of about 554k stages between the reruns' starts and ends, 482k are jumped over and 72k
+visited (27.7k of them planned again).
+
 The stages taken over are charged deferred (`Ledger.defer`), and `_plan` settles the pools before
 it reads them (every pool before a stage it plans or a cluster it tries, the suspects before asking
 their reads): on 100 x 1,000 a rerun takes over about 286 stages and plans about 15, so a pool's
