@@ -224,7 +224,11 @@ class Ledger:
                 else:
                     uses.append(use)
                 held = self._holders.setdefault(pool, {})
-                held[deployment] = held.get(deployment, NOTHING) + use
+                prior = held.get(deployment)
+                # a stage's deployment rarely holds the pool already (only what retain kept): a
+                # `Use` added to nothing is the same `Use`, so skip the sum (first 30 short
+                # deployments of 100 x 1,000: 589k of the 644k `Use.__add__` calls were here)
+                held[deployment] = use if prior is None else prior + use
                 self._sorted_holders.pop(pool, None)
 
     def settle(self, pools: Iterable[PoolKey] | None = None) -> None:

@@ -204,3 +204,81 @@ def test_a_cluster_dead_in_the_record_and_still_without_room_is_tried_not_the_st
     third = rerun(again, {("a", "gpu"): 3}, 1, None)
     want = place(*apply_edits(f, w, [SetPoolNodes("a", "gpu", 3)]))
     assert third is not None and _slots(_replicas(third)) == _slots(want.replicas) and third.scheduled == (2, 2)
+
+
+def _visited(found: Record, capacities: dict[PoolKey, int], start: int, every: bool
+             ) -> tuple[Record, list[int], set[int]]:
+    """The rerun, the stages it visited (asked `affect` of), and those among them `affect` or
+    `revived` found changed; with `every`, without the index (`Record.readers`): every stage from
+    `start` on is visited, as before the index."""
+    visited: list[int] = []
+    changed: set[int] = set()
+    real_affect, real_revived = rerun_module._Differences.affect, rerun_module._Differences.revived
+    real_ahead = rerun_module._Differences.ahead
+
+    def affect(self, run, before, stage):  # type: ignore[no-untyped-def]
+        visited.append(stage)
+        found = real_affect(self, run, before, stage)
+        if found:
+            changed.add(stage)
+        return found
+
+    def revived(self, run, before, stage):  # type: ignore[no-untyped-def]
+        found = real_revived(self, run, before, stage)
+        if found:
+            changed.add(stage)
+        return found
+
+    def ahead(self, before, stage):  # type: ignore[no-untyped-def]
+        return stage if every else real_ahead(self, before, stage)
+
+    with mock.patch.object(rerun_module._Differences, "affect", affect), \
+            mock.patch.object(rerun_module._Differences, "revived", revived), \
+            mock.patch.object(rerun_module._Differences, "ahead", ahead):
+        again = rerun(found, capacities, start, None)
+    assert again is not None, "a rerun without `stop` runs to the end"
+    return again, visited, changed
+
+
+def _recorded(found: Record) -> tuple[object, ...]:
+    return (_slots(_replicas(found)), found.scheduled, found.refusals, found.marks, found.passes, found.skipped,
+            [reads.checks for reads in found.reads], found.capacities, _state(found.run.ledger))
+
+
+@SETTINGS
+@given(clusters(), deployments(), st.booleans(), st.data())
+def test_a_rerun_that_jumps_by_the_index_is_the_rerun_that_visits_every_stage(cs, ds, sticky, data) -> None:
+    """The stages `ahead` jumps over are exactly ones `affect` and `revived` pass: the record and the
+    ledger are those of the rerun that visits every stage, a rerun of a rerun too."""
+    f, w = Fleet(clusters=tuple(cs), classes=CLASSES), Workloads(deployments=tuple(ds))
+    found = record(Run(f, w), place(f, w) if sticky else None)
+    pools = sorted((c.name, p.name) for c in cs for p in c.spec.node_pools)
+    for _ in range(2):
+        pool = data.draw(st.sampled_from(pools))
+        capacities = {**found.capacities, pool: found.run.ledger.capacity(pool) + data.draw(st.integers(1, 3))}
+        start = found.start([pool])
+        if start is None:
+            continue
+        jumped, visited, _ = _visited(found, capacities, start, every=False)
+        walked, _, changed = _visited(found, capacities, start, every=True)
+        assert changed <= set(visited), "every stage found changed when all are visited is visited"
+        assert _recorded(jumped) == _recorded(walked), capacities
+        assert visited == sorted(set(visited)), "each stage is visited once, in order"
+        found = jumped
+
+
+def test_a_stage_that_read_no_pool_a_raise_changed_is_not_visited() -> None:
+    """d0 may only run on a (1 node) and wants 2; d1 only on b. Raising a lets d0 take the new node:
+    a holds more pods and is raised, and d1 read only b, so the rerun jumps over d1 (the index has
+    it under b only) and takes its replica over as recorded."""
+    f = fleet(cluster("a", exclusive_pool("gpu", nodes=1), labels={"region": "eu"}),
+              cluster("b", exclusive_pool("gpu", nodes=4), labels={"region": "us"}))
+    w = workloads(deployment("d0", replicas=2, selector={"region": "eu"}),
+                  deployment("d1", selector={"region": "us"}))
+    found = record(Run(f, w), None)
+    assert found.readers.passed == {("a", "gpu"): [0], ("b", "gpu"): [1]}
+    assert found.readers.refused == {("a", "gpu"): [0]} and found.readers.skipped == {}
+    again, visited, _ = _visited(found, {("a", "gpu"): 2}, 0, every=False)
+    assert visited == [0], "d0 stopped at the raised pool; d1 is jumped over"
+    want = place(*apply_edits(f, w, [SetPoolNodes("a", "gpu", 2)]))
+    assert _slots(_replicas(again)) == _slots(want.replicas) and again.scheduled == (2, 1)
