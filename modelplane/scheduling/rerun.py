@@ -62,10 +62,10 @@ docs/capacity-search.md.
 from __future__ import annotations
 
 from bisect import bisect_left
-from heapq import heapify, heappop, heapreplace
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
+from heapq import heapify, heappop, heapreplace
 
 from modelplane.api import ModelDeployment
 from modelplane.invariants import present
