@@ -1,5 +1,5 @@
-"""The pieces of `make demo` that need no server: where the tools come from, the demo's one edit, and
-what a failed pulumi command reports. (The demo itself runs end to end in tests/e2e/test_demo.py.)"""
+"""The pieces of `make demo` that need no server: where the tools come from, the demo's one edit,
+what a failed pulumi command reports, and which API answers are asked again. (The demo itself runs end to end in tests/e2e/test_demo.py.)"""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import pytest
 from modelplane.api import load
 from modelplane.local.demo import EXAMPLE, DemoError, scale
 from modelplane.local.project import Project, engine_errors
+from modelplane.local.servers import retry_after
 from modelplane.local.toolset import find_toolset
 from modelplane.scheduling import place
 
@@ -56,3 +57,19 @@ TEXT = "Previewing update (e2e):\n\nDiagnostics:\n  pulumi:pulumi:Stack (e2e):\n
 ])
 def test_a_failed_commands_errors_are_found_in_any_output_shape(stdout: str, expected: str) -> None:
     assert engine_errors(stdout) == expected
+
+
+@pytest.mark.parametrize(("code", "header", "expected"), [
+    # The 429 a kube-apiserver 1.34.4 of the e2e toolset gave the demo's read-back on 2026-11-26, right
+    # after `pulumi up` created the InferencePool CRD: "storage is (re)initializing", Retry-After: 1.
+    (429, "1", 1.0),
+    (429, None, 1.0),  # no header: one second
+    (429, "soon", 1.0),  # not seconds (an HTTP date is allowed by RFC 9110; the API server sends seconds)
+    (429, "120", 5.0),  # capped
+    (404, "1", None),  # every other error is final
+    (500, None, None),
+    (409, None, None),
+])
+def test_only_a_429_is_asked_again_after_the_wait_the_server_gives(code: int, header: str | None,
+                                                                    expected: float | None) -> None:
+    assert retry_after(code, header) == expected

@@ -120,16 +120,23 @@ class Cluster:
 
     def request(self, method: str, path: str, body: bytes | None = None,
                 content_type: str = "application/json") -> dict[str, Any]:
-        """One call to the API as the admin; the answer's JSON. An HTTP error raises ServerError with its body."""
-        request = urllib.request.Request(f"{self.server}{path}", data=body, method=method, headers={
-            "Authorization": f"Bearer {self.token}", "Accept": "application/json", "Content-Type": content_type})
+        """One call to the API as the admin; the answer's JSON. A 429 is retried after the wait the
+        server asks for (`retry_after`), within REQUEST_SECONDS in all; any other HTTP error raises
+        ServerError with its body."""
         context = ssl.create_default_context(cafile=str(self.ca_file))
-        try:
-            with urllib.request.urlopen(request, context=context, timeout=REQUEST_SECONDS) as response:
-                return json.load(response)
-        except urllib.error.HTTPError as error:
-            raise ServerError(f"{self.name}: {method} {path}: {error.code} {error.read()[:2000].decode(errors='replace')}"
-                              ) from None
+        deadline = time.monotonic() + REQUEST_SECONDS
+        while True:
+            request = urllib.request.Request(f"{self.server}{path}", data=body, method=method, headers={
+                "Authorization": f"Bearer {self.token}", "Accept": "application/json", "Content-Type": content_type})
+            try:
+                with urllib.request.urlopen(request, context=context, timeout=REQUEST_SECONDS) as response:
+                    return json.load(response)
+            except urllib.error.HTTPError as error:
+                text = error.read()[:2000].decode(errors="replace")
+                wait = retry_after(error.code, error.headers.get("Retry-After"))
+                if wait is None or time.monotonic() + wait > deadline:
+                    raise ServerError(f"{self.name}: {method} {path}: {error.code} {text}") from None
+                time.sleep(wait)
 
     def ready(self) -> bool:
         """True once /readyz answers 200 to the admin over the verified TLS connection."""
@@ -142,6 +149,21 @@ class Cluster:
                 return response.status == 200
         except (OSError, ssl.SSLError):  # not listening yet, a half-written certificate, or a 5xx
             return False
+
+
+def retry_after(code: int, header: str | None) -> float | None:
+    """How long to wait before asking again, or None when the answer is final. Only a 429 is
+    retried: the API server refuses the request unprocessed, with a `Retry-After` in seconds, while
+    the storage of a CustomResourceDefinition created a moment before is still initializing
+    ("storage is (re)initializing": read back right after a fast `pulumi up`) or its flow control
+    sheds load. A missing or unreadable header waits one second; a longer ask is capped at five."""
+    if code != 429:
+        return None
+    try:
+        seconds = float(header) if header else 1.0
+    except ValueError:
+        seconds = 1.0
+    return min(max(seconds, 0.0), 5.0)
 
 
 @dataclass
