@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from modelplane.invariants import InvariantError
-from modelplane.scheduling.packing import NOTHING, Sizes, Use, need, need_of_parts, shared_need, surge_need
+from modelplane.scheduling.packing import Sizes, Use, need, need_of_parts, shared_need, surge_need
 from modelplane.scheduling.snapshot import Snapshot
 
 PoolKey = tuple[str, str]  # cluster, pool
@@ -199,12 +199,8 @@ class Ledger:
         has (`rerun.py`): it fitted then, so it fits now, and is not checked again."""
         for pool, use in charges.items():
             if use.whole or use.shared:
-                if pool in self._shared:
-                    self._own(pool)
+                self._hold(deployment, pool, use)
                 self.loads[pool].add(use)
-                held = self._holders.setdefault(pool, {})
-                held[deployment] = held.get(deployment, NOTHING) + use
-                self._sorted_holders.pop(pool, None)
 
     def defer(self, deployment: str, charges: dict[PoolKey, Use]) -> None:
         """`restore`, the loads of the pools left as they are until `settle`: the capacity search
@@ -216,20 +212,25 @@ class Ledger:
         pending = self._pending
         for pool, use in charges.items():
             if use.whole or use.shared:
-                if pool in self._shared:
-                    self._own(pool)
+                self._hold(deployment, pool, use)
                 uses = pending.get(pool)
                 if uses is None:
                     pending[pool] = [use]
                 else:
                     uses.append(use)
-                held = self._holders.setdefault(pool, {})
-                prior = held.get(deployment)
-                # a stage's deployment rarely holds the pool already (only what retain kept): a
-                # `Use` added to nothing is the same `Use`, so skip the sum (first 30 short
-                # deployments of 100 x 1,000: 589k of the 644k `Use.__add__` calls were here)
-                held[deployment] = use if prior is None else prior + use
-                self._sorted_holders.pop(pool, None)
+
+    def _hold(self, deployment: str, pool: PoolKey, use: Use) -> None:
+        """A charge taken over (`restore`, `defer`), but for the pool's load: the pool made its own
+        first, then `use` added to what `deployment` holds there."""
+        if pool in self._shared:
+            self._own(pool)
+        held = self._holders.setdefault(pool, {})
+        prior = held.get(deployment)
+        # a stage's deployment rarely holds the pool already (only what retain kept): a `Use` (always
+        # sorted and merged) added to nothing is the same `Use`, so skip the sum (first 30 short
+        # deployments of 100 x 1,000: 589k of the 644k `Use.__add__` calls were here)
+        held[deployment] = use if prior is None else prior + use
+        self._sorted_holders.pop(pool, None)
 
     def settle(self, pools: Iterable[PoolKey] | None = None) -> None:
         """Put the `defer`red charges of `pools` (of every pool when None) in their loads."""
