@@ -71,6 +71,8 @@ class Matcher:
         self._satisfied: dict[tuple[tuple[str, ...], int], bool] = {}
         self._most: dict[tuple[str, ...], dict[str, tuple[int, int]]] = {}
         self._request_cels: dict[int, tuple[str, ...]] = {}
+        self._publishing: tuple[dict[str, tuple[DeviceView, ...]],
+                                tuple[tuple[DeviceView, tuple[tuple[str, DeviceView], ...]], ...]] | None = None
 
     def match_class(self, selector: NodeSelector | None, pool: PoolView) -> MemberMatch | Miss:
         """The match against the pool's class; a Miss becomes a Reason only when someone asks why."""
@@ -129,16 +131,32 @@ class Matcher:
                        ) -> dict[str, tuple[int, int]]:
         """Per class: the largest count of a device satisfying the request's selectors, and of a DRA
         one among them (memoized per selector list: requests differing in count share it)."""
-        key = self._cels(request)
-        found = self._most.get(key)
+        cels = self._cels(request)
+        found = self._most.get(cels)
         if found is None:
-            found = self._most[key] = {}
-            for name, devices in classes.items():
-                satisfying = self._satisfying_devices(request, name, devices)
-                if satisfying:
-                    found[name] = (max(d.count for d in satisfying),
-                                   max((d.count for d in satisfying if d.claim is Claim.DRA), default=0))
+            found = self._most[cels] = {}
+            for sample, publishers in self._publishers(classes):
+                if self._satisfies(cels, sample):
+                    for name, device in publishers:
+                        most, dra = found.get(name, (0, 0))
+                        found[name] = (max(most, device.count), max(dra, device.count if device.claim is Claim.DRA else 0))
         return found
+
+    def _publishers(self, classes: dict[str, tuple[DeviceView, ...]]
+                    ) -> tuple[tuple[DeviceView, tuple[tuple[str, DeviceView], ...]], ...]:
+        """Each distinct CEL device of `classes` (the snapshot interns equal ones), with the class
+        devices that publish it: `_most_per_node` asks each selector list once per distinct device
+        instead of once per class device and stores no per-class answer for the classes nothing
+        matched (the benchmark's 50 classes publish 80 devices, 22 distinct, in the varied shape; at
+        1,000 x 10,000, 11,463 selector lists: a cold place's fill 5.2 -> 4.7 CPU s, standard 5.3 -> 5.1,
+        A/B in one session, pinned)."""
+        if self._publishing is None or self._publishing[0] is not classes:
+            index: dict[int, tuple[DeviceView, list[tuple[str, DeviceView]]]] = {}
+            for name, devices in classes.items():
+                for device in devices:
+                    index.setdefault(id(device.device), (device, []))[1].append((name, device))
+            self._publishing = (classes, tuple((sample, tuple(publishers)) for sample, publishers in index.values()))
+        return self._publishing[1]
 
     def _satisfying_devices(self, request: DeviceRequest, class_name: str,
                             devices: tuple[DeviceView, ...]) -> list[DeviceView]:

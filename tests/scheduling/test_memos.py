@@ -9,7 +9,7 @@ import weakref
 from modelplane.api import Engine
 from modelplane.scheduling.run import Run
 from modelplane.scheduling.snapshot import Snapshot
-from tests.builders import cluster, deployment, fleet, gpu, klass, pool, request, standalone, workloads
+from tests.builders import cluster, deployment, fabric_device, fleet, gpu, klass, pool, request, standalone, workloads
 
 ADA = 'device.attributes["gpu.nvidia.com"].architecture == "Ada Lovelace"'
 HOPPER = 'device.attributes["gpu.nvidia.com"].architecture == "Hopper"'
@@ -45,3 +45,22 @@ def test_a_memo_by_identity_keeps_its_engine_and_member_alive() -> None:
     del engine
     gc.collect()
     assert engine_ref() is not None and member_ref() is not None, "no other object can take over their identity"
+
+
+def test_a_requests_most_per_node_is_read_per_class_from_the_devices_classes_share() -> None:
+    """`Matcher._most_per_node` asks each distinct CEL device once (`_publishers`: the snapshot makes
+    equal devices of different classes one object) and gives each class that publishes a satisfying
+    device the largest count of such a device there, and of a DRA one. Expected values by hand from
+    the classes below: l4-1x and l4-4x publish one Ada device with counts 1 and 4, h100-ib a Hopper
+    device of 8 and a Synthetic fabric device (count 1, never claimed)."""
+    f = fleet(cluster("a", pool("l4", cls="l4-1x")),
+              classes=(klass("l4-1x", gpu(arch="Ada Lovelace", count=1)), klass("l4-4x", gpu(arch="Ada Lovelace", count=4)),
+                       klass("h100-ib", gpu(count=8), fabric_device())))
+    run = Run(f, workloads())
+    classes = run.snapshot.classes
+    assert classes["l4-1x"][0].device is classes["l4-4x"][0].device, "the snapshot interns equal devices"
+    fabric = 'device.attributes["fabric.modelplane.ai"].type == "InfiniBand"'
+    for selector, expected in [(ADA, {"l4-1x": (1, 1), "l4-4x": (4, 4)}), (HOPPER, {"h100-ib": (8, 8)}),
+                               (fabric, {"h100-ib": (1, 0)}), ('device.driver == "gpu.amd.com"', {})]:
+        request_ = _engine(selector).members[0].node_selector.devices[0]  # type: ignore[union-attr]
+        assert run.matcher._most_per_node(request_, classes) == expected, selector
