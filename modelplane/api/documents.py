@@ -36,6 +36,7 @@ _MERGE_KEY = "tag:yaml.org,2002:merge"
 _MAP = "tag:yaml.org,2002:map"
 _SEQ = "tag:yaml.org,2002:seq"
 _STR = "tag:yaml.org,2002:str"
+_SCALAR = yaml.ScalarNode
 _CONSTRUCTOR = yaml.constructor.SafeConstructor()  # its scalar functions keep no state
 _SCALARS: dict[str, Callable[[yaml.ScalarNode], Any]] = {
     tag: functools.partial(yaml.SafeLoader.yaml_constructors[tag], _CONSTRUCTOR) for tag in (
@@ -57,20 +58,23 @@ _DOCUMENT_START = re.compile(r"^---(?=[ \t\r\n]|$)", re.MULTILINE)
 
 class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
     """The safe loader, resolving each distinct plain scalar's tag once per stream (manifests repeat
-    most of their keys and values; PyYAML matches every one against its implicit-tag patterns)."""
+    most of their keys and values; PyYAML matches every one against its implicit-tag patterns).
+
+    A plain scalar's tag depends on its text alone (the patterns; no path resolvers in the safe
+    loader), so the text is the key; a quoted one, or a collection, goes to PyYAML, which answers
+    without a pattern."""
 
     def __init__(self, stream: str) -> None:
         super().__init__(stream)
-        self._scalar_tags: dict[tuple[str, tuple[bool, bool]], str] = {}
+        self._plain_tags: dict[str, str] = {}
 
     def resolve(self, kind: type[yaml.Node], value: Any, implicit: Any) -> str:
-        if kind is not yaml.ScalarNode:
-            return super().resolve(kind, value, implicit)  # type: ignore[no-any-return]
-        key = (value, implicit)
-        tag = self._scalar_tags.get(key)
-        if tag is None:
-            tag = self._scalar_tags[key] = super().resolve(kind, value, implicit)
-        return tag
+        if kind is yaml.ScalarNode and implicit[0]:
+            tag = self._plain_tags.get(value)
+            if tag is None:
+                tag = self._plain_tags[value] = super().resolve(kind, value, implicit)
+            return tag
+        return super().resolve(kind, value, implicit)  # type: ignore[no-any-return]
 
 
 @dataclass(frozen=True)
@@ -209,6 +213,7 @@ class _LineWalker:
         self.values = 0
         """The values (keys included) the walk met."""
         self._seen: set[int] = set()
+        """The collections walked (by id)."""
         self._sizes: dict[int, int] = {}
 
     @property
@@ -217,21 +222,28 @@ class _LineWalker:
         return not (self.aliased or self.exotic)
 
     def walk(self, node: yaml.Node, loc: Loc) -> Any:
-        """Record the lines under `node` and return its data (meaningful only while `built`)."""
+        """Record the lines under `node` and return its data (meaningful only while `built`).
+
+        A scalar child is built in its parent's loop rather than by a call of its own (two thirds
+        of a manifest's nodes are scalars), and only collections are remembered to tell an alias:
+        a scalar met twice holds the same value either way. The line of a key doubles as the
+        record of which keys the mapping has seen. Walking the varied 1,000 x 10,000 benchmark
+        fleet (588,495 nodes) took 0.46 CPU s before, 0.42 s so (2026-11-26)."""
         if len(loc) > MAX_DEPTH:
             raise _TooDeep
+        if node.__class__ is _SCALAR:
+            self.values += 1
+            return node.value if node.tag == _STR else self._scalar(node)
         if id(node) in self._seen:  # an alias: its lines were recorded where it was defined
             self.aliased = True
             return None
         self._seen.add(id(node))
-        self.values += 1
-        if isinstance(node, yaml.ScalarNode):
-            return self._scalar(node)
+        deep = len(loc) >= MAX_DEPTH  # a child would be too deep
+        lines = self.lines
         if isinstance(node, yaml.MappingNode):
             self.exotic |= node.tag != _MAP
-            first: dict[Any, int] = {}
             mapping: dict[Any, Any] = {}
-            self.values += len(node.value)
+            self.values += 1 + len(node.value)
             for key_node, value_node in node.value:
                 if key_node.tag == _MERGE_KEY:
                     self.aliased = True
@@ -241,21 +253,36 @@ class _LineWalker:
                     continue
                 key = key_node.value
                 line = key_node.start_mark.line + 1
-                if key in first:
-                    self.problems.append((line, f"duplicate key {key!r} (first at line {first[key]}); "
+                child = (*loc, key)
+                first = lines.get(child)
+                if first is not None:
+                    self.problems.append((line, f"duplicate key {key!r} (first at line {first}); "
                                                 "a key may appear once in a mapping"))
                     continue
-                first[key] = line
-                child = (*loc, key)
-                self.lines[child] = line
-                mapping[self._scalar(key_node)] = self.walk(value_node, child)
+                lines[child] = line
+                if key_node.tag != _STR:
+                    key = self._scalar(key_node)
+                if value_node.__class__ is _SCALAR:
+                    if deep:
+                        raise _TooDeep
+                    self.values += 1
+                    mapping[key] = value_node.value if value_node.tag == _STR else self._scalar(value_node)
+                else:
+                    mapping[key] = self.walk(value_node, child)
             return mapping
         self.exotic |= node.tag != _SEQ
+        self.values += 1
         sequence = []
         for index, item in enumerate(node.value):
             child = (*loc, index)
-            self.lines[child] = item.start_mark.line + 1
-            sequence.append(self.walk(item, child))
+            lines[child] = item.start_mark.line + 1
+            if item.__class__ is _SCALAR:
+                if deep:
+                    raise _TooDeep
+                self.values += 1
+                sequence.append(item.value if item.tag == _STR else self._scalar(item))
+            else:
+                sequence.append(self.walk(item, child))
         return sequence
 
     def _scalar(self, node: yaml.ScalarNode) -> Any:

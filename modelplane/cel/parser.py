@@ -11,8 +11,10 @@ The grammar is cel-go's precedence (``?:``, ``||``, ``&&``, relations, ``+ -``, 
 member access, primary), tokens as cel-python's grammar lexes them (a ``-`` right before a number
 where an operand starts is the number's sign); ``&&``/``||`` chains are balanced as cel-go builds
 them; a run of ``!`` or ``-`` keeps its parity. The visitor limit of cel-go (250 operators,
-selections, calls and indexes on one path) is checked on the AST; the listener limit cannot be
-reached within ``SHALLOW`` levels.
+selections, calls and indexes on one path) is checked on the AST, and only for text of more than
+250 tokens: every node it counts has a token of its own (its operator, ``.``, ``[`` or ``?``), so
+shorter text cannot reach it (walking every AST cost the varied 1,000 x 10,000 benchmark fleet's
+11,463 selectors 0.08 CPU s). The listener limit cannot be reached within ``SHALLOW`` levels.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from modelplane.cel.syntax import (
     Unary,
     balanced,
     check_length,
+    MAX_RECURSION,
     check_path_depth,
     convert,
     literal,
@@ -55,9 +58,12 @@ _TOKENS = re.compile(rf"""
                |[0-9]+[eE][+-]?[0-9]+|[0-9]+)[uU]?)
   | (?P<ident>[_a-zA-Z][_a-zA-Z0-9]*)
   | (?P<op>\|\||&&|==|!=|<=|>=|[<>+\-*/%!?:.,()\[\]{{}}])
-""", re.X)
+  | (?P<bad>.)
+""", re.X | re.S)
 _RELATIONS = frozenset(("<", "<=", ">", ">=", "==", "!=", "in"))
-_KEYWORDS = {"true": "BOOL_LIT", "false": "BOOL_LIT", "null": "NULL_LIT"}
+_OPERATORS = ("||", "&&", "==", "!=", "<=", ">=", *"<>+-*/%!?:.,()[]{}")
+_WORDS = {"true": "BOOL_LIT", "false": "BOOL_LIT", "null": "NULL_LIT", "in": "in", **{op: op for op in _OPERATORS}}
+"""The kind of an operator or a word that is not an identifier."""
 
 
 class _Token(NamedTuple):
@@ -73,37 +79,51 @@ def parse(text: str) -> Node:
     if tokens is None:
         return convert(text, parse_tree(text))
     node = _Parser(text, tokens).parse()
-    check_path_depth(node)
+    if len(tokens) > MAX_RECURSION:  # each node the limit counts has a token of its own
+        check_path_depth(node)
     return node
 
 
 def _tokenize(text: str) -> list[_Token] | None:
+    """The tokens of `text` then an "end" token, or None when it nests deeper than `SHALLOW`.
+
+    One pass of `finditer`: the last alternative takes any character the others refuse, so the
+    matches are contiguous and the first `bad` one is where the text stops being CEL. Nesting is
+    only counted when the text holds more than `SHALLOW` opening brackets and `?` (it cannot nest
+    deeper than it has). Tokenizing the varied 1,000 x 10,000 benchmark fleet's 11,463 selectors
+    took 0.19 CPU s with a `match` loop, 0.16 s so (2026-11-26)."""
     tokens: list[_Token] = []
-    depth = deepest = questions = 0
-    position = 0
-    while position < len(text):
-        found = _TOKENS.match(text, position)
-        if found is None:
-            line, column = locate(text, position)
-            raise SelectorError(f"Syntax error: unexpected character {text[position]!r}", line=line, column=column)
-        kind, value, position = found.lastgroup or "", found.group(), found.end()
-        if kind == "space":
+    for found in _TOKENS.finditer(text):
+        group = found.lastgroup
+        if group == "space":
             continue
-        if kind == "number":
+        value = found.group()
+        if group == "ident" or group == "op":
+            kind = _WORDS.get(value, "ident")
+        elif group == "number":
             kind = _number_kind(value)
-        elif kind == "ident":
-            kind = _KEYWORDS.get(value, "in" if value == "in" else "ident")
-        elif kind == "STRING_LIT" and value.lstrip("rR")[:3] in ('"""', "'''"):
-            kind = "MLSTRING_LIT"
-        elif kind == "op":
-            kind = value
-            depth += value in "([{"
-            depth -= value in ")]}"
-            deepest = max(deepest, depth)
-            questions += value == "?"
-        tokens.append(_Token(kind, value, found.start(), found.end()))
+        elif group == "STRING_LIT":
+            kind = "MLSTRING_LIT" if value.lstrip("rR")[:3] in ('"""', "'''") else group
+        elif group == "bad":
+            line, column = locate(text, found.start())
+            raise SelectorError(f"Syntax error: unexpected character {value!r}", line=line, column=column)
+        else:
+            kind = "BYTES_LIT"
+        start, end = found.span()
+        tokens.append(_Token(kind, value, start, end))
     last = tokens[-1].start if tokens else 0  # lark places the end at the last token; so do we
     tokens.append(_Token("end", "", last, last))
+    if sum(map(text.count, "([{?")) <= SHALLOW:
+        return tokens
+    depth = deepest = questions = 0
+    for token in tokens:
+        if token.kind in ("(", "[", "{"):
+            depth += 1
+            deepest = max(deepest, depth)
+        elif token.kind in (")", "]", "}"):
+            depth -= 1
+        elif token.kind == "?":
+            questions += 1
     return tokens if deepest + questions <= SHALLOW else None
 
 
