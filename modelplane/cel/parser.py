@@ -57,8 +57,8 @@ _TOKENS = re.compile(rf"""
                |[0-9]+[eE][+-]?[0-9]+|[0-9]+)[uU]?)
   | (?P<ident>[_a-zA-Z][_a-zA-Z0-9]*)
   | (?P<op>\|\||&&|==|!=|<=|>=|[<>+\-*/%!?:.,()\[\]{{}}])
-  | (?P<bad>.)
-""", re.X | re.S)
+  | (?P<bad>[\s\S])
+""", re.X)
 _LEVELS = {**dict.fromkeys(("<", "<=", ">", ">=", "==", "!=", "in"), 0), "+": 1, "-": 1, "*": 2, "/": 2, "%": 2}
 """The binary operators below `&&` and their precedence: relations, additions, multiplications."""
 _OPERATORS = ("||", "&&", "==", "!=", "<=", ">=", *"<>+-*/%!?:.,()[]{}")
