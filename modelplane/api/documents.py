@@ -61,23 +61,33 @@ starts with a literal character is searched for quickly, a multiline `^` at ever
 
 class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
     """The safe loader, resolving each distinct plain scalar's tag once per stream (manifests repeat
-    most of their keys and values; PyYAML matches every one against its implicit-tag patterns).
-
-    A plain scalar's tag depends on its text alone (the patterns; no path resolvers in the safe
-    loader), so the text is the key; a quoted one, or a collection, goes to PyYAML, which answers
-    without a pattern."""
+    most of their keys and values; PyYAML matches every one against its implicit-tag patterns)."""
 
     def __init__(self, stream: str) -> None:
         super().__init__(stream)
-        self._plain_tags: dict[str, str] = {}
+        self.resolve = _memoized(super().resolve)  # type: ignore[method-assign]
 
-    def resolve(self, kind: type[yaml.Node], value: Any, implicit: Any) -> str:
-        if kind is yaml.ScalarNode and implicit[0]:
-            tag = self._plain_tags.get(value)
+
+def _memoized(resolve: Callable[[type[yaml.Node], Any, Any], str]) -> Callable[[type[yaml.Node], Any, Any], str]:
+    """`resolve`, answering again from a memo for a plain scalar's text (its tag depends on the text
+    alone: the implicit-tag patterns; the safe loader has no path resolvers). A quoted scalar or a
+    collection goes to `resolve`, which answers without a pattern.
+
+    A closure set on the loader rather than a method: libyaml's composer calls it once per scalar
+    and gets it without binding a method. Composing the varied 1,000 x 10,000 benchmark fleet
+    (734,171 scalars) took 0.96 CPU s with a method memoizing by text and implicitness, 0.85 s so
+    (2026-11-26)."""
+    tags: dict[str, str] = {}
+
+    def memoized(kind: type[yaml.Node], value: Any, implicit: Any) -> str:
+        if kind is _SCALAR and implicit[0]:
+            tag = tags.get(value)
             if tag is None:
-                tag = self._plain_tags[value] = super().resolve(kind, value, implicit)
+                tag = tags[value] = resolve(kind, value, implicit)
             return tag
-        return super().resolve(kind, value, implicit)  # type: ignore[no-any-return]
+        return resolve(kind, value, implicit)
+
+    return memoized
 
 
 @dataclass(frozen=True)
