@@ -24,6 +24,7 @@ from typing import NamedTuple
 
 from modelplane.cel.errors import SelectorError
 from modelplane.cel.syntax import (
+    MAX_RECURSION,
     Binary,
     Call,
     Conditional,
@@ -37,7 +38,6 @@ from modelplane.cel.syntax import (
     Unary,
     balanced,
     check_length,
-    MAX_RECURSION,
     check_path_depth,
     convert,
     literal,
