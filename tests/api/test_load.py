@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import random
 from pathlib import Path
+from typing import Any
+from unittest import mock
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from modelplane.api import ManifestErrors, dump_objects, load, load_objects, load_sources
 from modelplane.api.documents import parse_documents
@@ -74,6 +78,8 @@ SAFE_LOAD_CASES = {
     "keys that are not strings": "1: one\ntrue: yes\n~: none\n2024-01-02: date\n",
     "nested sequences and mappings": "a:\n- b: [1, {c: [[]]}]\n  d: {}\n- []\n",
     "an alias and a merge key": "base: &base {x: 1}\nmerged:\n  <<: *base\n  y: 2\nsame: *base\n",
+    "aliases of a mapping, a sequence and scalars": (
+        "m: &m {x: [1, &two 2]}\ns: &s [*m, *two, &t 2024-01-02]\nagain: [*m, *s, *t]\n*two : key\n"),
     "a set and an ordered map": "s: !!set {a, b}\no: !!omap [{a: 1}, {b: 2}]\n",
     "a key that is a sequence": "? [a, b]\n: pair\n",
 }
@@ -97,3 +103,39 @@ def _leaves(value: object) -> list[object]:
     if isinstance(value, list):
         return [leaf for item in value for leaf in _leaves(item)]
     return [value]
+
+
+def _shape(value: Any, seen: dict[int, int] | None = None) -> Any:
+    """The data with each collection numbered by where it first appears: equal shapes share the
+    same objects in the same places."""
+    seen = {} if seen is None else seen
+    if isinstance(value, (dict, list)):
+        if id(value) in seen:
+            return ("again", seen[id(value)])
+        seen[id(value)] = len(seen)
+        if isinstance(value, dict):
+            return ("map", [(k, _shape(v, seen)) for k, v in value.items()])
+        return ("list", [_shape(v, seen) for v in value])
+    return (type(value).__name__, value)
+
+
+values = st.recursive(st.one_of(st.integers(), st.text("ab1 :", max_size=3), st.booleans(), st.none()),
+                      lambda inner: st.one_of(st.lists(inner, max_size=3),
+                                              st.dictionaries(st.text("abc", min_size=1, max_size=2), inner,
+                                                              max_size=3)), max_leaves=12)
+
+
+@settings(max_examples=200, deadline=None)
+@given(values, values, st.sampled_from([None, False, True]))
+def test_an_alias_gives_the_object_its_anchor_built_as_safe_load_does(shared: Any, other: Any,
+                                                                       flow: bool | None) -> None:
+    """Aliases are built by the walk (PyYAML's constructor is not run), object for object as
+    `safe_load` builds them: the same values, the same sharing."""
+    box = [shared]
+    text = yaml.safe_dump({"a": box, "b": [box, other, {"c": box}], "d": box}, default_flow_style=flow)
+    assert "*id001" in text
+    with mock.patch.object(yaml.constructor.BaseConstructor, "construct_document",
+                           side_effect=AssertionError("ran PyYAML's constructor")):
+        documents, problems = parse_documents("doc.yaml", text)
+    assert problems == []
+    assert _shape(documents[0].data) == _shape(yaml.safe_load(text))

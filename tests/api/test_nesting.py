@@ -4,6 +4,7 @@ real depth, and deep documents of every shape are one clear error."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 from unittest import mock
 
@@ -11,7 +12,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from modelplane.api.documents import COMPOSE_SAFE, MAX_DEPTH, nesting_bound, parse_documents
+from modelplane.api.documents import COMPOSE_SAFE, MAX_DEPTH, _bounded_by, _flow_bound, nesting_bound, parse_documents
 
 leaves = st.one_of(st.integers(), st.text(alphabet="ab[]{}'\"-?: ", max_size=4), st.none())
 trees = st.recursive(leaves, lambda inner: st.one_of(st.lists(inner, max_size=3),
@@ -108,3 +109,30 @@ def test_a_deep_document_after_others_is_one_clear_error() -> None:
         documents, problems = parse_documents("deep.yaml", "a: 1\n---\n" + deep)
         assert len(documents) <= 1 and [p.message for p in problems] == [
             f"nests deeper than {MAX_DEPTH} levels; Modelplane reads at most {MAX_DEPTH} (flatten it)"], shape
+
+
+lines = st.lists(st.tuples(st.text(alphabet=" \t?-", max_size=12),
+                           st.sampled_from(["", "---", "--- [a]", "---x", "a: [", "]", "{b: {}}", "[]", "- [[c]]",
+                                            "... {"]),
+                           st.sampled_from(["\n", "\r\n", "\r"])), max_size=12)
+
+
+@settings(max_examples=500, deadline=None)
+@given(lines, st.integers(-5, 60))
+def test_the_quick_check_is_the_bound_against_a_limit(parts: list[tuple[str, str, str]], slack: int) -> None:
+    """`parse_documents` asks `_bounded_by(text, COMPOSE_SAFE)`; it must say what comparing
+    `nesting_bound` says, for limits on both sides of the bound."""
+    text = "".join(lead + body + end for lead, body, end in parts)
+    bound = nesting_bound(text)
+    for limit in (bound + slack, bound - slack, slack):
+        assert _bounded_by(text, limit) == (bound <= limit), (text, limit)
+
+
+@settings(max_examples=300, deadline=None)
+@given(lines)
+def test_brackets_counted_in_place_are_those_of_the_cut_pieces(parts: list[tuple[str, str, str]]) -> None:
+    """The pieces between document starts, counted where they lie, as when they were cut out
+    with a multiline `^---` (how `nesting_bound` counted them before)."""
+    text = "".join(lead + body + end for lead, body, end in parts)
+    pieces = re.split(r"^---(?=[ \t\r\n]|$)", text, flags=re.MULTILINE)
+    assert _flow_bound(text) == max(p.count("[") - p.count("[]") + p.count("{") - p.count("{}") for p in pieces) + 1
