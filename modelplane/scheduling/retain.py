@@ -18,11 +18,11 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from modelplane.api import Engine, ModelDeployment, Role
-from modelplane.scheduling.ledger import Needs, PoolKey
-from modelplane.scheduling.packing import NOTHING, Use
+from modelplane.scheduling.ledger import PoolKey
+from modelplane.scheduling.packing import Use
 from modelplane.scheduling.placement import MemberPlacement, Placement, Replica
 from modelplane.scheduling.run import EnginePlacements, Fit, Run
-from modelplane.scheduling.snapshot import ClusterView, PoolView
+from modelplane.scheduling.snapshot import ClusterView
 
 
 class Candidate(NamedTuple):
@@ -76,13 +76,10 @@ def as_candidate(run: Run, replica: Replica) -> Candidate | None:
     grown = False
     for engine in deployment.spec.engines:
         previous = replica.engines.get(engine.name)
-        kept = _still_fits(engine, previous, cluster, run) if previous is not None else None
-        if kept is None:
+        members = _still_fits(engine, previous, cluster, run, charges) if previous is not None else None
+        if members is None:
             return None
-        pools, needs = kept
-        members = engines[engine.name] = run.placements.of(engine, pools)
-        for pool, use in needs:
-            charges[pool] = charges.get(pool, NOTHING) + use
+        engines[engine.name] = members
         grown = grown or any(_grew(previous[role], placed) for role, placed in members.items())
     return Candidate(deployment, cluster.name, replica.index, Fit(engines, charges), grown)
 
@@ -97,26 +94,35 @@ def _grew(before: MemberPlacement, now: MemberPlacement) -> bool:
             or (before.shared_pods > 0 and any(use.count > per_pod.get(use.device, 0) for use in now.devices)))
 
 
-def _still_fits(engine: Engine, previous: dict[Role, MemberPlacement], cluster: ClusterView, run: Run
-                ) -> tuple[tuple[PoolView, ...], Needs] | None:
-    """The engine's previous pools (in member order) and what it puts on each, if each pool still
-    exists and still matches its member; the Engines rule's constraints (something is claimed, a non-claiming
-    member rides with a claiming one, one fabric) are checked as for a new placement. A retained
-    engine is not scored: it stays whatever pool would win now."""
-    pools: list[tuple[PoolView, bool]] = []
-    needs: dict[PoolKey, Use] = {}
+def _still_fits(engine: Engine, previous: dict[Role, MemberPlacement], cluster: ClusterView, run: Run,
+                charges: dict[PoolKey, Use]) -> dict[Role, MemberPlacement] | None:
+    """Where the engine's members run on their previous pools, if each pool still exists and still
+    matches its member, what they put on each added to `charges` (left partly added when None); the
+    Engines rule's constraints (something is claimed, a non-claiming member rides with a claiming
+    one, one fabric) are checked as for a new placement. A retained engine is not scored: it stays
+    whatever pool would win now.
+
+    Each member's placement is taken from `Placements.member` once, not again through
+    `Placements.of` (whose memo by engine and pools a retained replica, alone on its pools,
+    never hits)."""
+    members: dict[Role, MemberPlacement] = {}
+    claiming: set[str] = set()
+    riders: list[str] = []
+    fabric: str | None = None
     for index, member in enumerate(engine.members):
         before = previous.get(member.role)
-        pool = cluster.pool(before.pool) if before else None
-        placed = run.placements.member(engine, index, pool) if pool else None
-        if pool is None or placed is None:
+        pool = cluster.pool(before.pool) if before is not None else None
+        placed = run.placements.member(engine, index, pool) if pool is not None else None
+        if pool is None or placed is None or (fabric is not None and pool.fabric != fabric):
             return None
-        pools.append((pool, placed.claims))
+        fabric = pool.fabric
+        members[member.role] = placed.placement
         if placed.claims:
-            needs[pool.key] = needs.get(pool.key, NOTHING) + placed.use
-    claiming = {pool.name for pool, claims in pools if claims}
-    if not claiming or any(not claims and pool.name not in claiming for pool, claims in pools):
+            claiming.add(pool.name)
+            prior = charges.get(pool.key)
+            charges[pool.key] = placed.use if prior is None else prior + placed.use
+        else:
+            riders.append(pool.name)
+    if not claiming or any(name not in claiming for name in riders):
         return None
-    if len({pool.fabric for pool, _ in pools}) > 1:
-        return None
-    return tuple(pool for pool, _ in pools), tuple(needs.items())
+    return members
