@@ -349,7 +349,7 @@ class Placements:
                     devices = self._devices[pool.class_name, sizes] = tuple(
                         DeviceUse.model_construct(device=kind.name, count=size, per_node=kind.count)
                         for kind, size in zip(pool.kinds, sizes) if size)
-            made = Placed(use, match.claims_dra, MemberPlacement.model_construct(
+            made = Placed(use, match.claims_dra, MemberPlacement.trusted(
                 pool=pool.name, nodes=use.whole, shared_pods=use.pods - use.whole, devices=devices,
                 requests=match.claimed, surge=pool.surge and match.claims_dra))
         self._made[key] = (member, made)

@@ -50,8 +50,8 @@ class MemberMatch:
         """The DRA requests the member's ResourceClaimTemplate carries (the user's CEL verbatim);
         built once per match, which every placement of the member on a pool of the class shares."""
         return tuple(
-            ResolvedRequest(name=request.name, device_class_name=device.device_class_name or "",
-                            count=request.count, selectors=tuple(s.cel for s in request.selectors))
+            ResolvedRequest.trusted(name=request.name, device_class_name=device.device_class_name or "",
+                                    count=request.count, selectors=tuple(s.cel for s in request.selectors))
             for request, device in self.resolved if device.claim is Claim.DRA)
 
 

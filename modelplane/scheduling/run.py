@@ -191,7 +191,7 @@ class Run:
 
     def commit(self, deployment: ModelDeployment, cluster: str, index: int, fit: Fit) -> Replica:
         self.ledger.charge(deployment.key, fit.charges)
-        replica = Replica.model_construct(deployment=deployment.key, cluster=cluster, index=index, engines=fit.engines)
+        replica = Replica.trusted(deployment=deployment.key, cluster=cluster, index=index, engines=fit.engines)
         if self.commits is not None:
             self.commits.append((replica, fit.charges))
         return replica
