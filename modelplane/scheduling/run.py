@@ -19,7 +19,7 @@ from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from modelplane.api import Engine, Fleet, ModelDeployment, Role, Workloads
+from modelplane.api import Engine, Fleet, LabelSelector, ModelDeployment, Role, Taint, Workloads
 from modelplane.cel import SelectorEvaluator
 from modelplane.scheduling.engines import Options, Placements, Shape, choose, options_of, shape_of
 from modelplane.scheduling.ledger import Ledger, PoolKey, Trial
@@ -66,6 +66,8 @@ class Run:
         self._reach: dict[int, frozenset[int]] = {}
         self._eligible: dict[Hashable, frozenset[int]] = {}
         self._candidates: dict[Hashable, Candidates] = {}
+        self._labels: dict[tuple[str, str] | None, frozenset[int]] | None = None
+        self._taints: dict[tuple[Taint, ...], tuple[ClusterView, frozenset[int]]] | None = None
         self._claimed: dict[tuple[int, ...], frozenset[str]] = {}
         self.commits: list[tuple[Replica, dict[PoolKey, Use]]] | None = None
         """When a list, each replica charged and its charges, in order (capacity search, `rerun.py`)."""
@@ -92,14 +94,52 @@ class Run:
                 or None)
 
     def eligible(self, deployment: ModelDeployment) -> frozenset[int]:
-        """The positions of the clusters that may hold a new replica (the Clusters rule)."""
+        """The positions of the clusters that may hold a new replica (the Clusters rule): `ineligible`
+        (new) of each cluster, from the clusters indexed by label and by taints, so a kind of
+        deployment costs a set intersection per label it selects and one taint check per distinct
+        set of taints, not the rule on every cluster (varied 1,000 x 10,000, A/B pinned, best of 3
+        re-places: fill 0.72 -> 0.61 CPU s; cold place: fill 4.81 -> 4.66)."""
         key = self.eligibility_key(deployment)
         found = self._eligible.get(key)
         if found is None:
-            found = self._eligible[key] = frozenset(
-                cluster.position for cluster in self.snapshot.clusters
-                if self.ineligible(deployment, cluster, new=True) is None)
+            spec = deployment.spec
+            cache = self.workloads.cache_of(deployment) if spec.model_cache_ref else None
+            found = self._labelled(spec.cluster_selector)
+            if cache is not None:
+                found = found & self._labelled(cache.spec.cluster_selector)
+            for taints, (sample, positions) in self._by_taints().items():
+                if taints and untolerated_taint(sample, spec.tolerations, new=True):
+                    found = found - positions
+            found = self._eligible[key] = frozenset(found)
         return found
+
+    def _labelled(self, selector: LabelSelector | None) -> frozenset[int]:
+        """The positions of the clusters that carry every label `selector` asks for."""
+        by_label = self._by_label()
+        found = by_label[None]
+        for label in selector.match_labels.items() if selector else ():
+            found = found & by_label.get(label, frozenset())
+        return found
+
+    def _by_label(self) -> dict[tuple[str, str] | None, frozenset[int]]:
+        """Per (label, value), the positions of the clusters that carry it; every cluster under None."""
+        if self._labels is None:
+            index: dict[tuple[str, str] | None, set[int]] = {None: set()}
+            for cluster in self.snapshot.clusters:
+                index[None].add(cluster.position)
+                for label in cluster.labels.items():
+                    index.setdefault(label, set()).add(cluster.position)
+            self._labels = {label: frozenset(positions) for label, positions in index.items()}
+        return self._labels
+
+    def _by_taints(self) -> dict[tuple[Taint, ...], tuple[ClusterView, frozenset[int]]]:
+        """Per distinct list of taints: a cluster that has it and the positions of all that do."""
+        if self._taints is None:
+            index: dict[tuple[Taint, ...], tuple[ClusterView, set[int]]] = {}
+            for cluster in self.snapshot.clusters:
+                index.setdefault(cluster.taints, (cluster, set()))[1].add(cluster.position)
+            self._taints = {taints: (sample, frozenset(positions)) for taints, (sample, positions) in index.items()}
+        return self._taints
 
     def eligibility_key(self, deployment: ModelDeployment) -> Hashable:
         """Everything `ineligible` reads of a deployment: equal keys, equal answers on every cluster."""
