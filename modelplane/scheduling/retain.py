@@ -103,8 +103,9 @@ def _still_fits(engine: Engine, previous: dict[Role, MemberPlacement], cluster: 
     whatever pool would win now.
 
     Each member's placement is taken from `Placements.member` once, not again through
-    `Placements.of` (whose memo by engine and pools a retained replica, alone on its pools,
-    never hits)."""
+    `Placements.of`, whose memo by engine and pools a retained replica, alone on its pools, almost
+    never hits (34,604 entries for 35,375 engines on the varied 1,000 x 10,000 re-place; retain
+    1.46 -> 1.33 CPU s there, pinned, one run each)."""
     members: dict[Role, MemberPlacement] = {}
     claiming: set[str] = set()
     riders: list[str] = []
