@@ -37,9 +37,21 @@ class Candidate(NamedTuple):
 
 def retain(run: Run, previous: Placement | None) -> list[Replica]:
     """Charge the replicas that stay, in the order that keeps the oldest; return them."""
-    candidates = [c for c in (as_candidate(run, replica) for replica in (previous.replicas if previous else ()))
-                  if c is not None]
-    candidates = scale_down(candidates)
+    by_deployment: dict[str, list[Replica]] = {}
+    for replica in previous.replicas if previous else ():
+        by_deployment.setdefault(replica.deployment, []).append(replica)
+    candidates: list[Candidate] = []
+    for key in sorted(by_deployment):
+        deployment = run.workloads.deployment(key)
+        if deployment is None:
+            continue
+        stays = run.eligible(deployment, new=False)
+        clusters = run.snapshot.clusters
+        positions = run.snapshot.position
+        group = [candidate for replica in by_deployment[key]
+                 if (position := positions.get(replica.cluster)) is not None and position in stays
+                 and (candidate := _priced(run, deployment, clusters[position], replica)) is not None]
+        candidates.extend(scale_down(group, deployment.spec.replicas))
     kept: list[Replica] = []
     for candidate in sorted(candidates, key=lambda c: (c.grown, c.index, c.deployment.key, c.cluster)):
         if run.ledger.fits(candidate.fit.charges):
@@ -47,22 +59,16 @@ def retain(run: Run, previous: Placement | None) -> list[Replica]:
     return kept
 
 
-def scale_down(candidates: list[Candidate]) -> list[Candidate]:
-    by_deployment: dict[str, list[Candidate]] = {}
-    for candidate in candidates:
-        by_deployment.setdefault(candidate.deployment.key, []).append(candidate)
-    kept: list[Candidate] = []
-    for key in sorted(by_deployment):
-        group = by_deployment[key]
-        for _ in range(len(group) - group[0].deployment.spec.replicas):
-            counts: dict[str, int] = {}
-            for candidate in group:
-                counts[candidate.cluster] = counts.get(candidate.cluster, 0) + 1
-            busiest = max(counts, key=lambda cluster: (counts[cluster], cluster))
-            victim = max((c for c in group if c.cluster == busiest), key=lambda c: c.index)
-            group.remove(victim)
-        kept.extend(group)
-    return kept
+def scale_down(group: list[Candidate], replicas: int) -> list[Candidate]:
+    """One deployment's candidates, down to `replicas`."""
+    for _ in range(len(group) - replicas):
+        counts: dict[str, int] = {}
+        for candidate in group:
+            counts[candidate.cluster] = counts.get(candidate.cluster, 0) + 1
+        busiest = max(counts, key=lambda cluster: (counts[cluster], cluster))
+        victim = max((c for c in group if c.cluster == busiest), key=lambda c: c.index)
+        group.remove(victim)
+    return group
 
 
 def as_candidate(run: Run, replica: Replica) -> Candidate | None:
@@ -71,6 +77,11 @@ def as_candidate(run: Run, replica: Replica) -> Candidate | None:
     cluster = run.snapshot.cluster(replica.cluster)
     if deployment is None or cluster is None or run.ineligible(deployment, cluster, new=False):
         return None
+    return _priced(run, deployment, cluster, replica)
+
+
+def _priced(run: Run, deployment: ModelDeployment, cluster: ClusterView, replica: Replica) -> Candidate | None:
+    """`as_candidate` on a cluster that may keep the deployment's replicas."""
     engines: EnginePlacements = {}
     charges: dict[PoolKey, Use] = {}
     grown = False

@@ -1,7 +1,7 @@
 """The shortcuts retain and fill take give what the rules give, worked out the long way:
 
-- `Run.eligible` (clusters indexed by label and by taints) is the Clusters rule (`Run.ineligible`,
-  new) asked of every cluster;
+- `Run.eligible` (clusters indexed by label and by taints) is the Clusters rule (`Run.ineligible`)
+  asked of every cluster, for a new replica and for a kept one;
 - `_Doc.trusted` builds the document models as `model_construct` does, and the scheduler gives it
   every field (a field added to a model and not to its `trusted` call fails here);
 - a retained replica carries what a new placement on the same pools carries (`Placements.of`).
@@ -54,14 +54,16 @@ def test_the_eligible_clusters_are_those_the_clusters_rule_admits(drawn) -> None
     clusters, ds, workloads = drawn
     run = Run(fleet(*clusters), workloads)
     for d in ds:
-        expected = {c.position for c in run.snapshot.clusters if run.ineligible(d, c, new=True) is None}
-        assert run.eligible(d) == expected, d.key
+        for new in (True, False):
+            expected = {c.position for c in run.snapshot.clusters if run.ineligible(d, c, new=new) is None}
+            assert run.eligible(d, new=new) == expected, (d.key, new)
 
 
 def test_eligibility_by_hand() -> None:
     """Five clusters: a selects region=eu (a, c, e carry it), its cache stages in tier=prod (c, d, e);
-    e is tainted NoSchedule, which a does not tolerate: only c is left. b tolerates it and selects
-    nothing: every cluster but d, whose NoExecute taint it does not tolerate."""
+    e is tainted NoSchedule, which a does not tolerate: only c is left for a new replica, c and e
+    keep one. b tolerates it and selects nothing: every cluster but d, whose NoExecute taint it does
+    not tolerate."""
     clusters = [cluster("a", labels={"region": "eu"}), cluster("b", labels={"region": "us"}),
                 cluster("c", labels={"region": "eu", "tier": "prod"}),
                 cluster("d", labels={"tier": "prod"}, taints=[{"key": "x", "effect": "NoExecute"}]),
@@ -72,6 +74,7 @@ def test_eligibility_by_hand() -> None:
     names = {c.position: c.name for c in run.snapshot.clusters}
     assert {names[p] for p in run.eligible(a)} == {"c"}
     assert {names[p] for p in run.eligible(b)} == {"a", "b", "c", "e"}
+    assert {names[p] for p in run.eligible(a, new=False)} == {"c", "e"}, "NoSchedule keeps a kept replica"
 
 
 def _assert_complete(model: MemberPlacement | Replica | ResolvedRequest) -> None:
