@@ -131,8 +131,9 @@ def _still_fits(engine: Engine, previous: dict[Role, MemberPlacement], cluster: 
         members[member.role] = placed.placement
         if placed.claims:
             claiming.add(pool.name)
-            prior = charges.get(pool.key)
-            charges[pool.key] = placed.use if prior is None else prior + placed.use
+            key = pool.key
+            prior = charges.get(key)
+            charges[key] = placed.use if prior is None else prior + placed.use
         else:
             riders.append(pool.name)
     if not claiming or any(name not in claiming for name in riders):
