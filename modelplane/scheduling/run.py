@@ -7,7 +7,8 @@ kind of replica no longer fits (`dead`). Memos are keyed by objects that live as
 so nothing leaks between runs, and by what decides the answer, so deployments that ask alike share
 the work:
 - which clusters a deployment may use at all: by its clusterSelector, its cache's and its
-  tolerations (the eligible clusters), and by the classes its engines can claim on (the clusters
+  tolerations (the eligible clusters, for a new replica or a kept one, from the clusters indexed
+  by label and by taints), and by the classes its engines can claim on (the clusters
   that have such a pool, from the snapshot's class index);
 - where an engine can run on a cluster: by the engine's `Shape` (engines.py).
 """
