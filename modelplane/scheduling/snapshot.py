@@ -86,6 +86,21 @@ class ClusterView:
         return frozenset(pool.class_name for pool in self.pools)
 
     @cached_property
+    def pool_classes(self) -> tuple[str, ...]:
+        """Each pool's class, in pool order."""
+        return tuple(pool.class_name for pool in self.pools)
+
+    @cached_property
+    def first_pools(self) -> dict[str, tuple[str, PoolView]]:
+        """Per class, its pool first by `cluster/pool` (how explain ranks places), with that text."""
+        found: dict[str, tuple[str, PoolView]] = {}
+        for pool in self.pools:
+            where = f"{self.name}/{pool.name}"
+            if pool.class_name not in found or where < found[pool.class_name][0]:
+                found[pool.class_name] = (where, pool)
+        return found
+
+    @cached_property
     def _pools(self) -> dict[str, PoolView]:
         return {pool.name: pool for pool in self.pools}
 
