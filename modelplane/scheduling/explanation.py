@@ -26,14 +26,14 @@ from __future__ import annotations
 
 import functools
 from collections import Counter
-from itertools import chain
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass
 from decimal import Decimal
+from itertools import chain
 from typing import NamedTuple
 
 from modelplane.api import Engine, ModelDeployment
-from modelplane.invariants import present
+from modelplane.invariants import InvariantError, present
 from modelplane.scheduling.engines import (
     Option,
     Options,
@@ -153,10 +153,15 @@ def detailed_clusters(run: Run, deployment: ModelDeployment) -> frozenset[int]:
     return run.eligible(deployment) & run.reach(deployment.spec.engines[0])
 
 
-def _first_of(class_name: str, clusters: list[ClusterView]) -> tuple[str, PoolView]:
-    """The pool of the class first by `cluster/pool` on `clusters`, with that text."""
-    return min((cluster.first_pools[class_name] for cluster in clusters if class_name in cluster.first_pools),
-               key=lambda entry: entry[0])
+def _latest(latest: dict[tuple[int, str], Miss], stage_: int, found: tuple[int, str], miss: Miss) -> int:
+    """Keep `miss` in `latest` when its stage is the latest so far (dropping earlier stages'); the
+    latest stage now."""
+    now = stage(miss.code)
+    if now > stage_:
+        latest.clear()
+    if now >= stage_:
+        latest[found] = miss
+    return max(now, stage_)
 
 
 class Outcome(NamedTuple):
@@ -202,11 +207,11 @@ class Briefing:
       capacity reasons (`Outcome`, per kind and cluster: the ledger does not change);
     - per deployment, one pool miss per (engine, class), counted per class over the clusters where
       that engine fails first (`ClusterView.pool_classes`, counted in C), made a Reason only for the
-      nearest, looked for among the misses of the latest stage alone (`ClusterView.first_pools`).
-      Visiting every pool of every cluster worked out in detail per deployment cost the varied
-      1,000 x 10,000 fleet's report (2,545 short deployments) 2.37-2.56 CPU s in a cold place and
-      2.39-2.61 in a re-place, against 2.10-2.26 and 2.29-2.43 now (three runs each, interleaved,
-      pinned; the same placements)."""
+      nearest, which is looked for among the misses of the latest stage, on the first cluster in
+      `cluster/pool` order that has such a class (`_firsts`). Visiting every pool of every cluster
+      worked out in detail per deployment cost the varied 1,000 x 10,000 fleet's report (2,545
+      short deployments) 2.34-2.56 CPU s in a cold place and 2.39-2.61 in a re-place, against
+      2.1-2.2 and 2.2-2.3 now (runs interleaved, pinned; the same placements)."""
 
     def __init__(self, run: Run):
         self.run = run
@@ -214,6 +219,11 @@ class Briefing:
         self._refusals: dict[Hashable, _Refusals] = {}
         self._pools: dict[Hashable, dict[str, list[tuple[str, int, PoolView]]]] = {}
         self._outcomes: dict[tuple[tuple[int, ...], int], Outcome] = {}
+        self._order = {cluster.position: rank for rank, cluster in
+                       enumerate(sorted(run.snapshot.clusters, key=lambda cluster: f"{cluster.name}/"))}
+        """Each cluster's place in the order of its pools' `cluster/pool` texts: a cluster's texts all
+        sort before another's exactly when its `name/` does (Kubernetes names hold '-' and '.',
+        which sort before '/', so "c-x/a" comes before "c/a" though c sorts before c-x)."""
         self._sample: dict[str, PoolView] = {}
         """A pool of each class in the fleet (a miss is the class's: any pool of it asks alike)."""
         for cluster in run.snapshot.clusters:
@@ -247,36 +257,56 @@ class Briefing:
             if outcome.nearest is not None:
                 nearby.append(outcome.nearest)
         # Each pool of a cluster where an engine fails first has that engine's miss of its class:
-        # counted per class; the nearest (the latest stage, then the first `cluster/pool`) is found
-        # among the misses of the latest stage only.
+        # counted per class. The nearest miss is the first `cluster/pool` among the latest stage's.
         pool_misses: dict[tuple[int, str], Miss | None] = {}
-        misses: list[tuple[int, Miss, Callable[[], tuple[str, PoolView]]]] = []
+        latest: dict[tuple[int, str], Miss] = {}
+        latest_stage = -1
         for index, on in failing.items():
             for class_name, count in Counter(chain.from_iterable(cluster.pool_classes for cluster in on)).items():
                 miss = pool_misses[(index, class_name)] = pool_miss(engines[index], self._sample[class_name],
                                                                     run.matcher)
                 if miss is not None:
                     counts[("pool(s)", miss.phrase)] += count
-                    misses.append((-stage(miss.code), miss, functools.partial(_first_of, class_name, on)))
+                    latest_stage = _latest(latest, latest_stage, (index, class_name), miss)
         # Elsewhere the first engine fails first, on every pool, each pool with its class's miss.
         skipped = set(detailed)
         on_skipped = Counter(chain.from_iterable(clusters[position].pool_classes for position in detailed))
+        elsewhere: dict[str, tuple[str, PoolView]] = {}
         for class_name, pools in self._eligible_pools(deployment, eligible).items():
             left = len(pools) - on_skipped[class_name]
             if left:
-                first = next((where, pool) for where, position, pool in pools if position not in skipped)
                 found = (0, class_name)
-                miss = pool_misses[found] if found in pool_misses else pool_miss(engines[0], first[1], run.matcher)
-                miss = present(miss, f"engine {engines[0].name} misses pool {first[1].key}, on which it was not placed")
+                elsewhere[class_name] = next((where, pool) for where, position, pool in pools if position not in skipped)
+                miss = pool_misses[found] if found in pool_misses else pool_miss(engines[0], elsewhere[class_name][1],
+                                                                                 run.matcher)
+                if miss is None:
+                    raise InvariantError(f"engine {engines[0].name} misses pool {elsewhere[class_name][1].key}, "
+                                         "on which it was not placed")
                 counts[("pool(s)", miss.phrase)] += left
-                misses.append((-stage(miss.code), miss, lambda first=first: first))
-        if misses and not fitting:
-            latest = min(entry[0] for entry in misses)
+                latest_stage = _latest(latest, latest_stage, (-1, class_name), miss)
+        if latest and not fitting:
             # Misses at different pools never tie on `cluster/pool`: only the nearest is made a Reason.
-            (_, pool), miss = min(((locate(), miss) for rank, miss, locate in misses if rank == latest),
-                                  key=lambda entry: entry[0][0])
+            where, pool, miss = min(self._firsts(latest, failing, elsewhere), key=lambda entry: entry[0])
             nearby.append(miss.at(pool))
         return _brief(deployment.key, len(clusters), fitting, counts, nearby)
+
+    def _firsts(self, latest: dict[tuple[int, str], Miss], failing: dict[int, list[ClusterView]],
+                elsewhere: dict[str, tuple[str, PoolView]]) -> Iterator[tuple[str, PoolView, Miss]]:
+        """Per engine, the first pool by `cluster/pool` among those of the classes it misses at the
+        latest stage (`latest`, by engine index, -1 for the pools outside the detailed clusters),
+        with its miss. Clusters order their pools' `cluster/pool` texts as their `name/` texts do
+        (`_order`), so only the first cluster with such a class is read."""
+        for index, on in failing.items():
+            classes = {name for at, name in latest if at == index}
+            if classes:
+                first = min((cluster for cluster in on if not classes.isdisjoint(cluster.class_names)),
+                            key=lambda cluster: self._order[cluster.position])
+                where, pool = min((first.first_pools[name] for name in classes if name in first.first_pools),
+                                  key=lambda entry: entry[0])
+                yield where, pool, latest[(index, pool.class_name)]
+        for (at, name), miss in latest.items():
+            if at == -1:
+                yield *elsewhere[name], miss
 
     def _outcome(self, kind: tuple[int, ...], engines: tuple[Engine, ...], cluster: ClusterView) -> Outcome:
         """`_verdict`'s trial of each engine in turn on an eligible cluster, for a kind of replica

@@ -22,11 +22,12 @@ from modelplane.api.manifests import Manifests
 from modelplane.report.json_text import indented
 from modelplane.scheduling import place
 from modelplane.scheduling import plan as plan_with_run
-from modelplane.scheduling.explanation import Briefing, _first_of, diagnose
+from modelplane.scheduling.explanation import Briefing, diagnose
 from modelplane.scheduling.reasons import Code
-from modelplane.scheduling.run import Run
-from tests.builders import cluster, fleet, gpu, klass, pool, workloads
+from tests.builders import cluster, deployment, fleet, gpu, klass, pool, request, standalone, workloads
 
+ADA = 'device.attributes["gpu.nvidia.com"].architecture == "Ada Lovelace"'
+HOPPER = 'device.attributes["gpu.nvidia.com"].architecture == "Hopper"'
 BENCHMARK = Path(__file__).parents[2] / "benchmarks" / "plan_fleet.py"
 DIGESTS = {  # sha256 of the JSON text of place(...) at 20 x 200, load 1.1, seed 5, on main dbc9f39
     "standard": "e6ae9fc47ca9c6edff255b88aaf9dd47de4f87a6a60a31b09a3b87a41b791781",
@@ -87,16 +88,21 @@ def test_deployments_of_one_eligibility_key_are_refused_with_their_own_cache() -
             assert f"do not stage ModelCache {cache}" in briefing.brief(deployment).lines()[0]
 
 
-def test_the_first_pool_of_a_class_is_first_by_its_cluster_slash_pool_text() -> None:
+def test_the_nearest_pool_miss_is_first_by_its_cluster_slash_pool_text() -> None:
     """`Briefing` ranks pool misses by `cluster/pool` as `diagnose` does (`Reason.where`): by that
-    text, not by cluster and then pool. By hand: "c-x/gpu" < "c/gpu" ('-' is 0x2D, '/' 0x2F) though
-    cluster c sorts before c-x, and "c/p10" < "c/p9"."""
-    f = fleet(cluster("c", pool("p9", cls="h100"), pool("p10", cls="h100"), pool("l4", cls="l4")),
-              cluster("c-x", pool("gpu", cls="h100")),
+    text, not by cluster and then pool. By hand: "c-x/small" < "c/small" ('-' is 0x2D, '/' 0x2F)
+    though cluster c sorts before c-x. The decode engine asks for 2 Ada GPUs per node and the l4
+    class has 1: on both clusters the prefill engine fits and the decode one misses every pool, the
+    l4 pools at the later stage (too few devices, past no matching device on the h100 pools)."""
+    f = fleet(*(cluster(name, pool("gpu", cls="h100"), pool("small", cls="l4")) for name in ("c", "c-x")),
               classes=(klass("h100"), klass("l4", gpu(arch="Ada Lovelace", count=1))))
-    c, cx = Run(f, workloads()).snapshot.clusters
+    pd = deployment("pd", standalone(request(HOPPER), name="prefill", phase="Prefill"),
+                    standalone(request(ADA, count=2), name="decode", phase="Decode"), mode="PrefillDecode")
+    placement, run = plan_with_run(f, workloads(pd))
+    assert placement.deployments[pd.key].scheduled == 0
+    c, cx = run.snapshot.clusters
     assert (c.name, cx.name) == ("c", "c-x")
-    assert {name: where for name, (where, _) in c.first_pools.items()} == {"h100": "c/p10", "l4": "c/l4"}
-    assert c.pool_classes == ("h100", "h100", "l4")
-    assert _first_of("h100", [c, cx])[0] == "c-x/gpu"
-    assert _first_of("l4", [c, cx])[0] == "c/l4"
+    assert {name: where for name, (where, _) in c.first_pools.items()} == {"h100": "c/gpu", "l4": "c/small"}
+    lines = Briefing(run).brief(pd).lines()
+    assert lines == diagnose(run, pd, {}).brief().lines()
+    assert lines[1].startswith("closest: c-x/small: "), lines
