@@ -224,6 +224,14 @@ class Briefing:
         """Each cluster's place in the order of its pools' `cluster/pool` texts: a cluster's texts all
         sort before another's exactly when its `name/` does (Kubernetes names hold '-' and '.',
         which sort before '/', so "c-x/a" comes before "c/a" though c sorts before c-x)."""
+        alike: dict[Hashable, list[ClusterView]] = {}
+        for cluster in run.snapshot.clusters:
+            alike.setdefault((tuple(sorted(cluster.labels.items())), cluster.taints), []).append(cluster)
+        self._alike = [sorted(clusters, key=lambda cluster: cluster.name) for clusters in alike.values()]
+        """The clusters that carry the same labels and taints, by name: the Clusters rule refuses them
+        alike (`_refused`). The varied 1,000 x 10,000 fleet has 72 such groups; asking the rule of
+        every cluster per eligibility key, its report took 2.24-2.34 CPU s, against 1.87-1.95 asking
+        it of each group (cold place and re-place, interleaved, pinned; the same reasons)."""
         self._sample: dict[str, PoolView] = {}
         """A pool of each class in the fleet (a miss is the class's: any pool of it asks alike)."""
         for cluster in run.snapshot.clusters:
@@ -276,7 +284,8 @@ class Briefing:
             left = len(pools) - on_skipped[class_name]
             if left:
                 found = (0, class_name)
-                elsewhere[class_name] = next((where, pool) for where, position, pool in pools if position not in skipped)
+                elsewhere[class_name] = next((where, pool) for where, position, pool in pools
+                                             if position not in skipped)
                 miss = pool_misses[found] if found in pool_misses else pool_miss(engines[0], elsewhere[class_name][1],
                                                                                  run.matcher)
                 if miss is None:
@@ -336,13 +345,20 @@ class Briefing:
         key = run.eligibility_key(deployment)
         found = self._refusals.get(key)
         if found is None:
-            refused = [(cluster.position, reason) for cluster in clusters if cluster.position not in eligible
-                       if (reason := run.ineligible(deployment, cluster, new=True)) is not None]
-            cached = [position for position, r in refused if r.code is Code.CACHE_NOT_STAGED]
+            # The rule reads only a cluster's labels and taints: the first by name of clusters alike
+            # answers for all of them (its reason is theirs but for the name, and the nearest of them).
+            refused = [(alike, present(run.ineligible(deployment, alike[0], new=True), "an ineligible cluster refuses"))
+                       for alike in self._alike if alike[0].position not in eligible]
+            counts: Counter[tuple[str, str]] = Counter()
+            for alike, r in refused:
+                if r.code is not Code.CACHE_NOT_STAGED:
+                    counts[(r.scope, r.phrase)] += len(alike)
+            cached = [alike for alike, r in refused if r.code is Code.CACHE_NOT_STAGED]
             nearest = min(refused, key=lambda entry: _nearness(entry[1]), default=None)
             found = self._refusals[key] = _Refusals(
-                Counter((r.scope, r.phrase) for _, r in refused if r.code is not Code.CACHE_NOT_STAGED),
-                len(cached), cached[0] if cached else None, None if nearest is None else nearest[0])
+                counts, sum(len(alike) for alike in cached),
+                min((cluster.position for alike in cached for cluster in alike), default=None),
+                None if nearest is None else nearest[0][0].position)
         counts = Counter(found.counts)
         if found.cache_sample is not None:
             reason = present(run.ineligible(deployment, clusters[found.cache_sample], new=True),

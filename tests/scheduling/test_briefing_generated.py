@@ -106,3 +106,18 @@ def test_the_nearest_pool_miss_is_first_by_its_cluster_slash_pool_text() -> None
     lines = Briefing(run).brief(pd).lines()
     assert lines == diagnose(run, pd, {}).brief().lines()
     assert lines[1].startswith("closest: c-x/small: "), lines
+
+
+def test_clusters_with_the_same_labels_and_taints_are_refused_alike_and_the_first_by_name_is_nearest() -> None:
+    """`Briefing._refused` asks the Clusters rule of one cluster per group of clusters with the same
+    labels and taints; the count is the group's size and the nearest refusal the first by name. By
+    hand: b and a carry region=eu, the deployment selects region=us."""
+    f = fleet(*(cluster(name, pool("gpu", cls="h100"), labels={"region": "eu"}) for name in ("b", "a")))
+    d = deployment("d", selector={"region": "us"})
+    placement, run = plan_with_run(f, workloads(d))
+    lines = Briefing(run).brief(d).lines()
+    assert lines == (f"0/2 clusters can host another replica of {d.key}: 2 cluster(s) didn't match the "
+                     "deployment's clusterSelector",
+                     "closest: a: wants region=us, the cluster has region=eu; to fit: label the cluster "
+                     "region=us or relax spec.clusterSelector")
+    assert lines == diagnose(run, d, {}).brief().lines() == placement.deployments[d.key].reasons
