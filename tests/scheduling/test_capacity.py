@@ -133,3 +133,30 @@ def test_the_incremental_search_suggests_what_planning_every_candidate_in_full_s
     with mock.patch.object(capacity, "rerun", _planned_in_full):
         full = suggest(f, w, alternatives=alternatives)
     assert fast == full
+
+
+def test_pools_added_on_one_cluster_keep_the_order_the_search_planned_them_in() -> None:
+    """The search plans every pool it may add as an empty pool placed after the cluster's own, in the
+    order of the fleet's classes; `plan --what-if` appends each added pool in the order of the edits.
+    Between two classes alike but for a selector-only attribute, that order decides where a
+    deployment that takes either lands (the score's last part), so a pool added before an earlier
+    added one of a later class would be planned in one order and applied in the other. Derived by
+    hand: ml/d0 takes only Blackwell (`pool c/b-x class=b-x nodes=1`); ml/d1 takes either and, were
+    `pool c/a-x class=a-x nodes=1` allowed (its text ranks it before `pool c/b-x nodes=2`), the
+    search would plan a-x before b-x and d1 on a-x, then ml/d2 (Blackwell only) on b-x raised to 2;
+    applied, b-x comes first, d1 lands on b-x too and d2 is left short. So d1 raises b-x."""
+    blackwell = 'device.attributes["gpu.nvidia.com"].architecture == "Blackwell"'
+    f = fleet(cluster("c"), classes=(klass("a-x", gpu(arch="Hopper")), klass("b-x", gpu(arch="Blackwell"))))
+    w = workloads(deployment("d0", standalone(request(blackwell, count=8))),
+                  deployment("d1", standalone(request(count=8))),
+                  deployment("d2", standalone(request(blackwell, count=8))))
+    found = suggest(f, w)
+    assert [[str(e) for e in s.edits] for s in found.suggestions] == [
+        ["pool c/b-x class=b-x nodes=1"],
+        ["pool c/b-x class=b-x nodes=1", "pool c/b-x nodes=2"],
+        ["pool c/b-x class=b-x nodes=1", "pool c/b-x nodes=2", "pool c/b-x nodes=3"]]
+    base = place(f, w)
+    for suggestion in found.suggestions:
+        after = place(*apply_edits(f, w, suggestion.edits))
+        assert not any(after.deployments[key].short for key in suggestion.deployments), suggestion
+        assert all(after.deployments[key].scheduled >= status.scheduled for key, status in base.deployments.items())
