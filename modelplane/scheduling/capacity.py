@@ -372,9 +372,8 @@ class _Search:
 
 def _claimed_classes(run: Run, deployments: Iterable[ModelDeployment]) -> frozenset[str]:
     """The classes on which some member of the deployments can claim a device."""
-    classes = run.snapshot.classes
     return frozenset().union(*(claims for deployment in deployments for engine in deployment.spec.engines
-                               for claims in shape_of(engine, run.matcher, classes).claims))
+                               for claims in shape_of(engine, run.matcher, run.snapshot).claims))
 
 
 def _with_empty_pools(fleet: Fleet, classes: frozenset[str]) -> tuple[Fleet, frozenset[PoolKey]]:

@@ -43,7 +43,7 @@ from modelplane.scheduling.match import Matcher, MemberMatch, Miss
 from modelplane.scheduling.packing import NOTHING, Sizes, Use
 from modelplane.scheduling.placement import DeviceUse, MemberPlacement
 from modelplane.scheduling.reasons import Code, Reason
-from modelplane.scheduling.snapshot import ClusterView, DeviceView, PoolView
+from modelplane.scheduling.snapshot import ClusterView, DeviceView, PoolView, Snapshot
 
 
 Demand = tuple[str, Sizes, bool]
@@ -132,13 +132,14 @@ class Shape:
                 if (demand := self._demand[index].get(pool.class_name)) is not None]
 
 
-def shape_of(engine: Engine, matcher: Matcher, classes: dict[str, tuple[DeviceView, ...]]) -> Shape:
+def shape_of(engine: Engine, matcher: Matcher, snapshot: Snapshot) -> Shape:
     """The engine's shape over the fleet's classes. Only classes some member can claim on can host
     it (alone or split), so members are matched against those alone (`usable_classes` narrows them
     down without matching)."""
+    classes = snapshot.classes
     claims, demands = [], []
     for member in engine.members:
-        usable = matcher.usable_classes(member.node_selector, classes)
+        usable = matcher.usable_classes(member.node_selector, snapshot)
         found = {name: match for name in usable
                  if _claims(match := matcher.match_devices(member.node_selector, name, classes[name]))}
         claims.append(frozenset(found))

@@ -23,7 +23,7 @@ from modelplane.api.workload import NodeSelector
 from modelplane.cel import Evaluation, SelectorEvaluator
 from modelplane.scheduling.placement import ResolvedRequest
 from modelplane.scheduling.reasons import Code, Reason
-from modelplane.scheduling.snapshot import DeviceView, PoolView
+from modelplane.scheduling.snapshot import DeviceView, PoolView, Snapshot
 
 
 @dataclass(frozen=True)
@@ -71,8 +71,6 @@ class Matcher:
         self._satisfied: dict[tuple[tuple[str, ...], int], bool] = {}
         self._most: dict[tuple[str, ...], dict[str, tuple[int, int]]] = {}
         self._request_cels: dict[int, tuple[str, ...]] = {}
-        self._publishing: tuple[dict[str, tuple[DeviceView, ...]],
-                                tuple[tuple[DeviceView, tuple[tuple[str, DeviceView], ...]], ...]] | None = None
 
     def match_class(self, selector: NodeSelector | None, pool: PoolView) -> MemberMatch | Miss:
         """The match against the pool's class; a Miss becomes a Reason only when someone asks why."""
@@ -111,7 +109,7 @@ class Matcher:
                                  "lower the counts or use a class with more devices per node"))
         return MemberMatch(tuple(zip(selector.devices, assignment)), pinned)
 
-    def usable_classes(self, selector: NodeSelector | None, classes: dict[str, tuple[DeviceView, ...]]) -> frozenset[str]:
+    def usable_classes(self, selector: NodeSelector | None, snapshot: Snapshot) -> frozenset[str]:
         """A superset of the classes on which a member with this selector can match and claim a DRA
         device: every request has a satisfying device with enough count there (ignoring how the
         requests share a node), and some request can resolve to a DRA device. A cheap filter: it
@@ -121,42 +119,26 @@ class Matcher:
         matching: frozenset[str] | None = None
         claiming: set[str] = set()
         for request in selector.devices:
-            most = self._most_per_node(request, classes)
+            most = self._most_per_node(request, snapshot)
             matching_here = {name for name, (any_count, _) in most.items() if any_count >= request.count}
             matching = frozenset(matching_here) if matching is None else matching & matching_here
             claiming.update(name for name, (_, dra_count) in most.items() if dra_count >= request.count)
         return (matching or frozenset()) & claiming
 
-    def _most_per_node(self, request: DeviceRequest, classes: dict[str, tuple[DeviceView, ...]]
-                       ) -> dict[str, tuple[int, int]]:
+    def _most_per_node(self, request: DeviceRequest, snapshot: Snapshot) -> dict[str, tuple[int, int]]:
         """Per class: the largest count of a device satisfying the request's selectors, and of a DRA
-        one among them (memoized per selector list: requests differing in count share it)."""
+        one among them (memoized per selector list: requests differing in count share it; a matcher
+        serves one run, so one snapshot). Each distinct device is asked once (`Snapshot.publishers`)."""
         cels = self._cels(request)
         found = self._most.get(cels)
         if found is None:
             found = self._most[cels] = {}
-            for sample, publishers in self._publishers(classes):
+            for sample, publishers in snapshot.publishers:
                 if self._satisfies(cels, sample):
                     for name, device in publishers:
                         most, dra = found.get(name, (0, 0))
                         found[name] = (max(most, device.count), max(dra, device.count if device.claim is Claim.DRA else 0))
         return found
-
-    def _publishers(self, classes: dict[str, tuple[DeviceView, ...]]
-                    ) -> tuple[tuple[DeviceView, tuple[tuple[str, DeviceView], ...]], ...]:
-        """Each distinct CEL device of `classes` (the snapshot interns equal ones), with the class
-        devices that publish it: `_most_per_node` asks each selector list once per distinct device
-        instead of once per class device and stores no per-class answer for the classes nothing
-        matched (the benchmark's 50 classes publish 80 devices, 22 distinct, in the varied shape; at
-        1,000 x 10,000, 11,463 selector lists: a cold place's fill 5.2 -> 4.7 CPU s, standard 5.3 -> 5.1,
-        A/B in one session, pinned)."""
-        if self._publishing is None or self._publishing[0] is not classes:
-            index: dict[int, tuple[DeviceView, list[tuple[str, DeviceView]]]] = {}
-            for name, devices in classes.items():
-                for device in devices:
-                    index.setdefault(id(device.device), (device, []))[1].append((name, device))
-            self._publishing = (classes, tuple((sample, tuple(publishers)) for sample, publishers in index.values()))
-        return self._publishing[1]
 
     def _satisfying_devices(self, request: DeviceRequest, class_name: str,
                             devices: tuple[DeviceView, ...]) -> list[DeviceView]:

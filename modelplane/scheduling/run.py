@@ -20,7 +20,7 @@ from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from modelplane.api import Engine, Fleet, LabelSelector, ModelDeployment, Role, Taint, Workloads
+from modelplane.api import Engine, Fleet, LabelSelector, ModelDeployment, Role, Workloads
 from modelplane.cel import SelectorEvaluator
 from modelplane.scheduling.engines import Options, Placements, Shape, choose, options_of, shape_of
 from modelplane.scheduling.ledger import Ledger, PoolKey, Trial
@@ -67,8 +67,6 @@ class Run:
         self._reach: dict[int, frozenset[int]] = {}
         self._eligible: dict[Hashable, frozenset[int]] = {}
         self._candidates: dict[Hashable, Candidates] = {}
-        self._labels: dict[tuple[str, str] | None, frozenset[int]] | None = None
-        self._taints: dict[tuple[Taint, ...], tuple[ClusterView, frozenset[int]]] | None = None
         self._claimed: dict[tuple[int, ...], frozenset[str]] = {}
         self.commits: list[tuple[Replica, dict[PoolKey, Use]]] | None = None
         """When a list, each replica charged and its charges, in order (capacity search, `rerun.py`)."""
@@ -108,7 +106,7 @@ class Run:
             found = self._labelled(spec.cluster_selector)
             if cache is not None:
                 found = found & self._labelled(cache.spec.cluster_selector)
-            for taints, (sample, positions) in self._by_taints().items():
+            for taints, (sample, positions) in self.snapshot.by_taints.items():
                 if taints and untolerated_taint(sample, spec.tolerations, new=new):
                     found = found - positions
             found = self._eligible[key] = frozenset(found)
@@ -116,31 +114,11 @@ class Run:
 
     def _labelled(self, selector: LabelSelector | None) -> frozenset[int]:
         """The positions of the clusters that carry every label `selector` asks for."""
-        by_label = self._by_label()
+        by_label = self.snapshot.by_label
         found = by_label[None]
         for label in selector.match_labels.items() if selector else ():
             found = found & by_label.get(label, frozenset())
         return found
-
-    def _by_label(self) -> dict[tuple[str, str] | None, frozenset[int]]:
-        """Per (label, value), the positions of the clusters that carry it; every cluster under None."""
-        if self._labels is None:
-            index: dict[tuple[str, str] | None, set[int]] = {None: set()}
-            for cluster in self.snapshot.clusters:
-                index[None].add(cluster.position)
-                for label in cluster.labels.items():
-                    index.setdefault(label, set()).add(cluster.position)
-            self._labels = {label: frozenset(positions) for label, positions in index.items()}
-        return self._labels
-
-    def _by_taints(self) -> dict[tuple[Taint, ...], tuple[ClusterView, frozenset[int]]]:
-        """Per distinct list of taints: a cluster that has it and the positions of all that do."""
-        if self._taints is None:
-            index: dict[tuple[Taint, ...], tuple[ClusterView, set[int]]] = {}
-            for cluster in self.snapshot.clusters:
-                index.setdefault(cluster.taints, (cluster, set()))[1].add(cluster.position)
-            self._taints = {taints: (sample, frozenset(positions)) for taints, (sample, positions) in index.items()}
-        return self._taints
 
     def eligibility_key(self, deployment: ModelDeployment) -> Hashable:
         """Everything `ineligible` reads of a deployment: equal keys, equal answers on every cluster."""
@@ -181,7 +159,7 @@ class Run:
         held = self._shape_of_engine.get(id(engine))
         if held is not None:
             return held[1]
-        shape = shape_of(engine, self.matcher, self.snapshot.classes)
+        shape = shape_of(engine, self.matcher, self.snapshot)
         found = self._shapes.setdefault(shape, len(self._shapes))
         if found == len(self._shape_list):
             self._shape_list.append(shape)

@@ -48,7 +48,7 @@ def test_a_memo_by_identity_keeps_its_engine_and_member_alive() -> None:
 
 
 def test_a_requests_most_per_node_is_read_per_class_from_the_devices_classes_share() -> None:
-    """`Matcher._most_per_node` asks each distinct CEL device once (`_publishers`: the snapshot makes
+    """`Matcher._most_per_node` asks each distinct CEL device once (`Snapshot.publishers`: the snapshot makes
     equal devices of different classes one object) and gives each class that publishes a satisfying
     device the largest count of such a device there, and of a DRA one. Expected values by hand from
     the classes below: l4-1x and l4-4x publish one Ada device with counts 1 and 4, h100-ib a Hopper
@@ -63,4 +63,4 @@ def test_a_requests_most_per_node_is_read_per_class_from_the_devices_classes_sha
     for selector, expected in [(ADA, {"l4-1x": (1, 1), "l4-4x": (4, 4)}), (HOPPER, {"h100-ib": (8, 8)}),
                                (fabric, {"h100-ib": (1, 0)}), ('device.driver == "gpu.amd.com"', {})]:
         request_ = _engine(selector).members[0].node_selector.devices[0]  # type: ignore[union-attr]
-        assert run.matcher._most_per_node(request_, classes) == expected, selector
+        assert run.matcher._most_per_node(request_, run.snapshot) == expected, selector
