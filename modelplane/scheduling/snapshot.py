@@ -5,8 +5,11 @@ once (identical devices of different classes compare equal, so CEL work is share
 knows its class, its capacity in nodes, its fabric identity, whether its nodes may be shared, the
 DRA device kinds its pods claim from (`kinds`, `per_node`) and its class's price. Clusters are
 sorted by name and numbered in that order (`position`); pools keep the order the platform team
-declared (`order`, the last tie-break of the pool score). `with_class` indexes the clusters by the classes of their pools, so a deployment
-looks only at clusters that have hardware it can use.
+declared (`order`, the last tie-break of the pool score). `with_class` indexes the clusters by the
+classes of their pools, so a deployment looks only at clusters that have hardware it can use; the
+other indexes are built on first use, each once per snapshot: the clusters by label and by taints
+(the Clusters rule, `Run.eligible`), the groups of clusters alike in both (`Briefing._refused`), and
+each distinct device with the classes that publish it (`Matcher.usable_classes`).
 """
 
 from __future__ import annotations
