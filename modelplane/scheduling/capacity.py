@@ -352,15 +352,8 @@ class _Search:
         return changes
 
     def _last_added(self) -> dict[str, int]:
-        """Per cluster, the place in its pool list of the last pool the changes chosen so far add.
-
-        The search plans each pool it may add where the fleet with its empty pools has it (after the
-        cluster's own, in the order of the fleet's classes), while `plan --what-if` appends each
-        added pool in the order of the edits. The two orders agree only if each pool a suggestion
-        adds comes after those the changes before it added, and pool order is the score's last part:
-        a deployment that takes either of two pools alike but for an attribute that only a selector
-        reads lands on the earlier one (tests/scheduling/test_capacity.py derives a suggestion that,
-        applied, left its deployment short)."""
+        """Per cluster, the place in its pool list of the last pool the changes chosen so far add: a
+        new pool before it would be planned where `plan --what-if` does not put it (module docstring)."""
         run = self.reference.run
         last: dict[str, int] = {}
         for cluster_name, pool_name in self.empty & self.reference.capacities.keys():

@@ -33,7 +33,7 @@ from itertools import chain
 from typing import NamedTuple
 
 from modelplane.api import Engine, ModelDeployment
-from modelplane.invariants import InvariantError, present
+from modelplane.invariants import present
 from modelplane.scheduling.engines import (
     Option,
     Options,
@@ -287,13 +287,10 @@ class Briefing:
             left = len(pools) - on_detailed[class_name]
             if left:
                 found = (0, class_name)
-                elsewhere[class_name] = next((where, pool) for where, position, pool in pools
-                                             if position not in among)
-                miss = pool_misses[found] if found in pool_misses else pool_miss(engines[0], elsewhere[class_name][1],
-                                                                                 run.matcher)
-                if miss is None:
-                    raise InvariantError(f"engine {engines[0].name} misses pool {elsewhere[class_name][1].key}, "
-                                         "on which it was not placed")
+                where, first = elsewhere[class_name] = next((where, pool) for where, position, pool in pools
+                                                            if position not in among)
+                miss = pool_misses[found] if found in pool_misses else pool_miss(engines[0], first, run.matcher)
+                miss = present(miss, f"engine {engines[0].name} misses pool {first.key}, on which it was not placed")
                 counts[("pool(s)", miss.phrase)] += left
                 latest_stage = _latest(latest, latest_stage, (-1, class_name), miss)
         if latest and not fitting:

@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 from modelplane.api import Fleet, Workloads
 from modelplane.scheduling import place
 from modelplane.scheduling import capacity
-from modelplane.scheduling.capacity import suggest
+from modelplane.scheduling.capacity import Suggestions, suggest
+from modelplane.scheduling.placement import Placement
 from modelplane.scheduling.rerun import rerun
 from modelplane.scheduling.whatif import apply_edits
 from tests.builders import (
@@ -111,6 +112,12 @@ def test_every_suggestion_places_what_it_claims_and_takes_from_no_one(cs, ds) ->
     short = {key for key, status in base.deployments.items() if status.short}
     assert {key for s in found.suggestions for key in s.deployments} | {u.deployment for u in found.unplaceable} \
         == short, "every short deployment gets a suggestion or a reason"
+    assert_suggestions_hold(f, w, base, found)
+
+
+def assert_suggestions_hold(f: Fleet, w: Workloads, base: Placement, found: Suggestions) -> None:
+    """Each suggestion, applied and planned, places every deployment it names and leaves no
+    deployment with fewer replicas than `base`, the plan without it."""
     for suggestion in found.suggestions:
         after = place(*apply_edits(f, w, suggestion.edits))
         assert not any(after.deployments[key].short for key in suggestion.deployments), suggestion
@@ -155,11 +162,7 @@ def test_pools_added_on_one_cluster_keep_the_order_the_search_planned_them_in() 
         ["pool c/b-x class=b-x nodes=1"],
         ["pool c/b-x class=b-x nodes=1", "pool c/b-x nodes=2"],
         ["pool c/b-x class=b-x nodes=1", "pool c/b-x nodes=2", "pool c/b-x nodes=3"]]
-    base = place(f, w)
-    for suggestion in found.suggestions:
-        after = place(*apply_edits(f, w, suggestion.edits))
-        assert not any(after.deployments[key].short for key in suggestion.deployments), suggestion
-        assert all(after.deployments[key].scheduled >= status.scheduled for key, status in base.deployments.items())
+    assert_suggestions_hold(f, w, place(f, w), found)
 
 
 TWINS = (klass("x-hopper", gpu(memory="81920Mi", count=8, arch="Hopper")),
@@ -193,8 +196,4 @@ def test_suggestions_hold_where_pools_added_to_one_cluster_tie_but_for_order(fw)
     run against the search from before it added pools only in order, it found a suggestion that,
     applied, left its deployment short (d0-d3 on c0, adding y-blackwell before x-hopper)."""
     f, w = fw
-    base = place(f, w)
-    for suggestion in suggest(f, w).suggestions:
-        after = place(*apply_edits(f, w, suggestion.edits))
-        assert not any(after.deployments[key].short for key in suggestion.deployments), suggestion
-        assert all(after.deployments[key].scheduled >= status.scheduled for key, status in base.deployments.items())
+    assert_suggestions_hold(f, w, place(f, w), suggest(f, w))
