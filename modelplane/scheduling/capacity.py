@@ -24,7 +24,10 @@ the deployment and one more replica for lack of nodes, with how many nodes they 
 shortfall): only the clusters the deployment may run on (clusterSelector, ModelCache, taints and
 tolerations), only pools whose class its selectors match, and splits only within a fabric. Those
 pools are the candidates; a change anywhere else could help only by moving another deployment out
-of the way, and is not looked for. Each candidate's guess of the nodes it needs is its shortfall:
+of the way, and is not looked for; nor is a candidate with which the deployment's own turn, every
+turn before it as planned and the pool raised by the most the deployment may need, places no more
+of it (`_Search._reaches`: such a change could only work by moving an earlier deployment out of its
+way). Each candidate's guess of the nodes it needs is its shortfall:
 what one more replica lacks on that pool with every other replica where the plan put it (the
 scheduler's own count, sub-node packing included), so a change that places the missing replicas on
 that pool needs at least the guess. Further replicas do not each need as much again (with sub-node
@@ -114,6 +117,7 @@ from modelplane.cel import SelectorEvaluator
 from modelplane.invariants import present
 from modelplane.scheduling.engines import shape_of
 from modelplane.scheduling.explanation import Explanation, diagnose
+from modelplane.scheduling.fill import fill_deployment
 from modelplane.scheduling.ledger import PoolKey
 from modelplane.scheduling.scheduler import plan
 from modelplane.scheduling.placement import Placement
@@ -273,6 +277,8 @@ class _Search:
                 most = min(most, worst.added_nodes - before.added_nodes)
                 if _suggestion(before, targets, change, most).rank > worst.rank:
                     most -= 1  # as many nodes as theirs rank after them too (by cost, or by the edit's text)
+            if not self._reaches(change, deployment, stage, most):
+                continue
             fewest = self._fewest(change, start, stages, most, not found)
             if fewest is not None:
                 nodes, planned = fewest
@@ -314,6 +320,21 @@ class _Search:
             else:
                 low = middle + 1
         return high, plans[high]  # type: ignore[return-value]
+
+    def _reaches(self, change: _Change, deployment: ModelDeployment, stage: int, nodes: int) -> bool:
+        """Whether the deployment's own turn (`stage`), with every turn before it as recorded and
+        `change` adding `nodes`, places more of it than the record: else the change could help it
+        only by moving an earlier deployment out of its way, which is not looked for (module
+        docstring). One fill of one deployment on a checkpoint of the record's ledger, against a
+        plan of every turn from the change's start: on the first 60 short deployments of the
+        standard 100 x 1,000 fleet at 110% it ruled out 1,729 of 3,467 candidates, which took 70 of
+        the search's 125 CPU s, and none of the 22 that worked."""
+        reference = self.reference
+        ledger = reference.ledger_before(stage, {**reference.capacities, change.key: change.capacity + nodes})
+        ledger.settle()
+        existing = [replica for replica, _ in reference.kept if replica.deployment == deployment.key]
+        placed = fill_deployment(reference.run.fork(ledger), deployment, existing)
+        return len(existing) + len(placed) > reference.scheduled[stage]
 
     def _works(self, change: _Change, nodes: int, start: int, targets: frozenset[int]) -> Record | None:
         """The plan with `change` adding `nodes`, if every target is fully placed in it and no

@@ -165,6 +165,35 @@ def test_pools_added_on_one_cluster_keep_the_order_the_search_planned_them_in() 
     assert_suggestions_hold(f, w, place(f, w), found)
 
 
+def test_a_raise_the_deployments_own_turn_cannot_use_is_not_planned() -> None:
+    """Derived by hand: ml/pd's prefill pool `pre` is held by ml/d1 and its decode pool `dec` by
+    ml/d2. Explain names `pre` (prefill fails first); raised by the most ml/pd may need (2 nodes),
+    ml/pd's own turn still finds no decode node, so the raise could only work by moving an earlier
+    deployment out of the way: it is not planned, and ml/pd is unplaceable. Planned anyway (the
+    check answering yes), it fails the same way."""
+    hopper = 'device.attributes["gpu.nvidia.com"].architecture == "Hopper"'
+    f = fleet(cluster("a", exclusive_pool("pre", nodes=1), exclusive_pool("dec", cls="l4", nodes=1)),
+              classes=(klass("h100"), klass("l4", gpu(arch="Ada Lovelace"))))
+    w = workloads(deployment("d1", standalone(request(hopper, count=8))),
+                  deployment("d2", standalone(request(ADA, count=8))),
+                  deployment("pd", standalone(request(hopper, count=8), name="prefill", phase="Prefill"),
+                             standalone(request(ADA, count=8), name="decode", phase="Decode"), mode="PrefillDecode"))
+    planned = []
+
+    def counted(*args):  # type: ignore[no-untyped-def]
+        planned.append(args[1])
+        return rerun(*args)
+
+    with mock.patch.object(capacity, "rerun", counted):
+        found = suggest(f, w)
+    assert planned == []
+    assert found.suggestions == () and [u.deployment for u in found.unplaceable] == ["ml/pd"]
+    with mock.patch.object(capacity, "rerun", counted), \
+            mock.patch.object(capacity._Search, "_reaches", lambda *args: True):
+        assert suggest(f, w) == found
+    assert [capacities[("a", "pre")] for capacities in planned] == [3], "planned at 1 + 2 nodes, it fails"
+
+
 TWINS = (klass("x-hopper", gpu(memory="81920Mi", count=8, arch="Hopper")),
          klass("y-blackwell", gpu(memory="81920Mi", count=8, arch="Blackwell")),
          klass("z-ampere", gpu(memory="81920Mi", count=8, arch="Ampere")))
