@@ -24,10 +24,10 @@ the deployment and one more replica for lack of nodes, with how many nodes they 
 shortfall): only the clusters the deployment may run on (clusterSelector, ModelCache, taints and
 tolerations), only pools whose class its selectors match, and splits only within a fabric. Those
 pools are the candidates; a change anywhere else could help only by moving another deployment out
-of the way, and is not looked for; nor is a candidate with which the deployment's own turn, every
-turn before it as planned and the pool raised by the most the deployment may need, places no more
-of it (`_Search._reaches`: such a change could only work by moving an earlier deployment out of its
-way). Each candidate's guess of the nodes it needs is its shortfall:
+of the way, and is not looked for; nor is a candidate whose pool an earlier deployment was refused
+by, when the deployment's own turn, every turn before it as planned and the pool raised by the most
+the deployment may need, places no more of it (`_Search._reaches`: such a change could only work by
+moving an earlier deployment out of its way). Each candidate's guess of the nodes it needs is its shortfall:
 what one more replica lacks on that pool with every other replica where the plan put it (the
 scheduler's own count, sub-node packing included), so a change that places the missing replicas on
 that pool needs at least the guess. Further replicas do not each need as much again (with sub-node
@@ -277,8 +277,8 @@ class _Search:
                 most = min(most, worst.added_nodes - before.added_nodes)
                 if _suggestion(before, targets, change, most).rank > worst.rank:
                     most -= 1  # as many nodes as theirs rank after them too (by cost, or by the edit's text)
-            if not self._reaches(change, deployment, stage, most):
-                continue
+            if start < stage and not self._reaches(change, deployment, stage, most):
+                continue  # (from the deployment's own turn, planning the change costs what the check does)
             fewest = self._fewest(change, start, stages, most, not found)
             if fewest is not None:
                 nodes, planned = fewest
@@ -328,7 +328,8 @@ class _Search:
         docstring). One fill of one deployment on a checkpoint of the record's ledger, against a
         plan of every turn from the change's start: on the first 60 short deployments of the
         standard 100 x 1,000 fleet at 110% it ruled out 1,729 of 3,467 candidates, which took 70 of
-        the search's 125 CPU s, and none of the 22 that worked."""
+        the search's 125 CPU s, and none of the 22 that worked. Asked only of a change that starts
+        before the deployment's turn: from its turn on, planning the change costs what this does."""
         reference = self.reference
         ledger = reference.ledger_before(stage, {**reference.capacities, change.key: change.capacity + nodes})
         ledger.settle()

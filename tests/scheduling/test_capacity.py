@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from modelplane.api import Fleet, Workloads
+from modelplane.api import Fleet, ModelDeployment, Workloads
 from modelplane.scheduling import place
 from modelplane.scheduling import capacity
 from modelplane.scheduling.capacity import Suggestions, suggest
@@ -166,32 +166,38 @@ def test_pools_added_on_one_cluster_keep_the_order_the_search_planned_them_in() 
 
 
 def test_a_raise_the_deployments_own_turn_cannot_use_is_not_planned() -> None:
-    """Derived by hand: ml/pd's prefill pool `pre` is held by ml/d1 and its decode pool `dec` by
-    ml/d2. Explain names `pre` (prefill fails first); raised by the most ml/pd may need (2 nodes),
-    ml/pd's own turn still finds no decode node, so the raise could only work by moving an earlier
-    deployment out of the way: it is not planned, and ml/pd is unplaceable. Planned anyway (the
-    check answering yes), it fails the same way."""
+    """Derived by hand: two prefill/decode pairs, ml/pa then ml/pd, whose prefill pool `pre` is held
+    by ml/d1 and decode pool `dec` by ml/d2. For each, explain names `pre` (prefill fails first).
+    ml/pa is the first `pre` refuses, so its raise is planned (from its own turn, planning costs
+    what the check would), at 1 + 2 nodes, the most a pair may need, and fails: no decode node. For
+    ml/pd the raise starts at ml/pa's turn; ml/pd's own turn with it still finds no decode node, so
+    it could only work by moving an earlier deployment out of the way: it is not planned. Planned
+    anyway (the check answering yes), it fails the same way."""
     hopper = 'device.attributes["gpu.nvidia.com"].architecture == "Hopper"'
     f = fleet(cluster("a", exclusive_pool("pre", nodes=1), exclusive_pool("dec", cls="l4", nodes=1)),
               classes=(klass("h100"), klass("l4", gpu(arch="Ada Lovelace"))))
+
+    def pair(name: str) -> ModelDeployment:
+        return deployment(name, standalone(request(hopper, count=8), name="prefill", phase="Prefill"),
+                          standalone(request(ADA, count=8), name="decode", phase="Decode"), mode="PrefillDecode")
+
     w = workloads(deployment("d1", standalone(request(hopper, count=8))),
-                  deployment("d2", standalone(request(ADA, count=8))),
-                  deployment("pd", standalone(request(hopper, count=8), name="prefill", phase="Prefill"),
-                             standalone(request(ADA, count=8), name="decode", phase="Decode"), mode="PrefillDecode"))
+                  deployment("d2", standalone(request(ADA, count=8))), pair("pa"), pair("pd"))
     planned = []
 
     def counted(*args):  # type: ignore[no-untyped-def]
-        planned.append(args[1])
+        planned.append(args[1][("a", "pre")])
         return rerun(*args)
 
     with mock.patch.object(capacity, "rerun", counted):
         found = suggest(f, w)
-    assert planned == []
-    assert found.suggestions == () and [u.deployment for u in found.unplaceable] == ["ml/pd"]
+    assert planned == [3], "ml/pa's raise only"
+    assert found.suggestions == () and [u.deployment for u in found.unplaceable] == ["ml/pa", "ml/pd"]
+    planned.clear()
     with mock.patch.object(capacity, "rerun", counted), \
             mock.patch.object(capacity._Search, "_reaches", lambda *args: True):
         assert suggest(f, w) == found
-    assert [capacities[("a", "pre")] for capacities in planned] == [3], "planned at 1 + 2 nodes, it fails"
+    assert planned == [3, 3], "ml/pd's raise too, which fails"
 
 
 TWINS = (klass("x-hopper", gpu(memory="81920Mi", count=8, arch="Hopper")),
