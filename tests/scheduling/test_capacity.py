@@ -200,6 +200,35 @@ def test_a_raise_the_deployments_own_turn_cannot_use_is_not_planned() -> None:
     assert planned == [3, 3], "ml/pd's raise too, which fails"
 
 
+def test_a_raise_that_works_only_by_moving_an_earlier_deployment_is_not_looked_for() -> None:
+    """Derived by hand from a fleet hypothesis found (every working change asked for): ml/d0 (a
+    gang, one GPU per worker) prefers the 1-GPU l4 pool `p0`, which has no nodes, so its best change
+    adds an a100 pool. ml/d1's first engine (one GPU) fails first, so explain names `p0` for it too;
+    its second (two GPUs) fits only a100, where ml/d0 now is. Raising `p0` to 2 would place ml/d1
+    only by moving ml/d0 onto it, off the a100 node: ml/d1's own turn with `p0` raised still finds
+    no node for its second engine, so that change is not looked for. Planned anyway it works; the
+    best change (`a100 nodes=3`: 2 nodes, as many, and first by its text) is the same either way."""
+    f = fleet(cluster("c0", pool("p0", cls="l4", nodes=0)),
+              classes=(klass("l4", gpu(memory="23034Mi", count=1, arch="Ada Lovelace")),
+                       klass("a100", gpu(memory="81920Mi", count=8, arch="Ampere"))))
+    w = workloads(deployment("d0", gang(request(count=1), leader_claims=False)),
+                  deployment("d1", gang(request(count=1), name="e0", leader_claims=False),
+                             gang(request(count=2), name="e1", leader_claims=False)))
+    d0_change = "pool c0/a100 class=a100 nodes=1"
+    displacing = (("ml/d0", "ml/d1"), (d0_change, "pool c0/p0 nodes=2"))
+
+    def edits(found: Suggestions) -> list[tuple[tuple[str, ...], tuple[str, ...]]]:
+        return [(s.deployments, tuple(map(str, s.edits))) for s in found.suggestions]
+
+    with mock.patch.object(capacity._Search, "_reaches", lambda *args: True):
+        planned = suggest(f, w, alternatives=None)
+    assert displacing in edits(planned)
+    assert_suggestions_hold(f, w, place(f, w), planned)
+    assert edits(suggest(f, w, alternatives=None)) == [entry for entry in edits(planned) if entry != displacing]
+    assert edits(suggest(f, w)) == [(("ml/d0",), (d0_change,)),
+                                    (("ml/d0", "ml/d1"), (d0_change, "pool c0/a100 nodes=3"))]
+
+
 TWINS = (klass("x-hopper", gpu(memory="81920Mi", count=8, arch="Hopper")),
          klass("y-blackwell", gpu(memory="81920Mi", count=8, arch="Blackwell")),
          klass("z-ampere", gpu(memory="81920Mi", count=8, arch="Ampere")))
