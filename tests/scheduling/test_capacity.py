@@ -183,7 +183,7 @@ def test_a_raise_the_deployments_own_turn_cannot_use_is_not_planned() -> None:
 
     w = workloads(deployment("d1", standalone(request(hopper, count=8))),
                   deployment("d2", standalone(request(ADA, count=8))), pair("pa"), pair("pd"))
-    planned = []
+    planned: list[int] = []
 
     def counted(*args):  # type: ignore[no-untyped-def]
         planned.append(args[1][("a", "pre")])
