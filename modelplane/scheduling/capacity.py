@@ -120,7 +120,7 @@ from modelplane.scheduling.explanation import Explanation, diagnose
 from modelplane.scheduling.fill import fill_deployment
 from modelplane.scheduling.ledger import PoolKey
 from modelplane.scheduling.scheduler import plan
-from modelplane.scheduling.placement import Placement
+from modelplane.scheduling.placement import Placement, Replica
 from modelplane.scheduling.reasons import Code
 from modelplane.scheduling.rerun import Record, record, rerun
 from modelplane.scheduling.run import Run
@@ -266,6 +266,7 @@ class _Search:
                 changes.append((change, start))
         changes.sort(key=lambda entry: _suggestion(before, targets, entry[0], entry[0].guess).rank)
         stages = frozenset(self.stage[key] for key in targets)
+        kept = [replica for replica, _ in reference.kept if replica.deployment == deployment.key]
         found: list[Suggestion] = []
         for change, start in changes:
             guess = _suggestion(before, targets, change, change.guess)
@@ -277,7 +278,7 @@ class _Search:
                 most = min(most, worst.added_nodes - before.added_nodes)
                 if _suggestion(before, targets, change, most).rank > worst.rank:
                     most -= 1  # as many nodes as theirs rank after them too (by cost, or by the edit's text)
-            if start < stage and not self._reaches(change, deployment, stage, most):
+            if start < stage and not self._reaches(change, deployment, kept, stage, most):
                 continue  # (from the deployment's own turn, planning the change costs what the check does)
             fewest = self._fewest(change, start, stages, most, not found)
             if fewest is not None:
@@ -321,23 +322,23 @@ class _Search:
                 low = middle + 1
         return high, plans[high]  # type: ignore[return-value]
 
-    def _reaches(self, change: _Change, deployment: ModelDeployment, stage: int, nodes: int) -> bool:
-        """Whether the deployment's own turn (`stage`), with every turn before it as recorded and
-        `change` adding `nodes`, places more of it than the record: else the change could help it
-        only by moving an earlier deployment out of its way, which is not looked for (module
-        docstring). One fill of one deployment on a checkpoint of the record's ledger, against a
-        plan of every turn from the change's start: on the first 60 short deployments of the
-        standard 100 x 1,000 fleet at 110% it ruled out 1,729 of 3,467 candidates, which took 70 of
-        the search's 125 CPU s (instrumented), and none of the 22 that worked; those 60 took 117.7
-        CPU s before, 54-57 s after. Asked only of a change that starts before the deployment's
-        turn: from its turn on, planning the change costs what this does. It gives up changes that
-        work only by such a move (tests/scheduling/test_capacity.py has one hypothesis found)."""
+    def _reaches(self, change: _Change, deployment: ModelDeployment, kept: list[Replica], stage: int,
+                 nodes: int) -> bool:
+        """Whether the deployment's own turn (`stage`; `kept`: its replicas retain kept), with every
+        turn before it as recorded and `change` adding `nodes`, places more of it than the record: else
+        the change could help it only by moving an earlier deployment out of its way, which is not
+        looked for (module docstring). One fill of one deployment on a checkpoint of the record's
+        ledger, against a plan of every turn from the change's start: on the first 60 short deployments
+        of the standard 100 x 1,000 fleet at 110% it ruled out 1,729 of 3,467 candidates, which took 70
+        of the search's 125 CPU s (instrumented), and none of the 22 that worked; those 60 took 117.7
+        CPU s before, 54-57 s after. Asked only of a change that starts before the deployment's turn:
+        from its turn on, planning the change costs what this does. It gives up changes that work only
+        by such a move (tests/scheduling/test_capacity.py has one hypothesis found)."""
         reference = self.reference
         ledger = reference.ledger_before(stage, {**reference.capacities, change.key: change.capacity + nodes})
         ledger.settle()
-        existing = [replica for replica, _ in reference.kept if replica.deployment == deployment.key]
-        placed = fill_deployment(reference.run.fork(ledger), deployment, existing)
-        return len(existing) + len(placed) > reference.scheduled[stage]
+        placed = fill_deployment(reference.run.fork(ledger), deployment, kept)
+        return len(kept) + len(placed) > reference.scheduled[stage]
 
     def _works(self, change: _Change, nodes: int, start: int, targets: frozenset[int]) -> Record | None:
         """The plan with `change` adding `nodes`, if every target is fully placed in it and no
