@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -149,6 +149,24 @@ class SelectorEvaluator:
         self._by_device[seen] = result
         self._devices.append(device)
         return result
+
+    def matching(self, expression: str, devices: Sequence[Device]) -> int:
+        """The devices the expression matches, as a bit mask (bit i: `devices[i]`), from the same
+        memo as `evaluate` (devices that agree on its reads share one evaluation). For a caller that
+        asks one expression about a fixed list of devices: no memo per device object, no
+        `Evaluation` handed back per device."""
+        program = self.program(expression)
+        results = self._results
+        found = 0
+        for index, device in enumerate(devices):
+            key = (expression, program.memo_key(device))
+            result = results.get(key)
+            if result is None:
+                result = results[key] = program.evaluate(device)
+                self._evaluations += 1
+            if result.matched:
+                found |= 1 << index
+        return found
 
     @property
     def evaluations(self) -> int:

@@ -30,7 +30,7 @@ and why a pool cannot host an engine only when `explain` asks.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from decimal import Decimal
 from functools import cached_property
@@ -132,6 +132,15 @@ class Shape:
                 if (demand := self._demand[index].get(pool.class_name)) is not None]
 
 
+def shape_key(engine: Engine, matcher: Matcher) -> Hashable:
+    """Everything `shape_of` reads of an engine: equal keys, equal shapes. Engines whose selectors
+    differ only in what no device of the fleet tells apart (a memory floor between the same two
+    device sizes) share a key: the varied 1,000 x 10,000 benchmark fleet's 11,999 engines have 343
+    shapes, and working each engine's out cost a cold place 1.4 of its 6.5 CPU s."""
+    return (tuple(matcher.signature(member.node_selector) for member in engine.members),
+            tuple(member.pods * engine.copies for member in engine.members), engine.multi_node)
+
+
 def shape_of(engine: Engine, matcher: Matcher, snapshot: Snapshot) -> Shape:
     """The engine's shape over the fleet's classes. Only classes some member can claim on can host
     it (alone or split), so members are matched against those alone (`usable_classes` narrows them
@@ -139,7 +148,7 @@ def shape_of(engine: Engine, matcher: Matcher, snapshot: Snapshot) -> Shape:
     classes = snapshot.classes
     claims, demands = [], []
     for member in engine.members:
-        usable = matcher.usable_classes(member.node_selector, snapshot)
+        usable = matcher.usable_classes(member.node_selector)
         found = {name: match for name in usable
                  if _claims(match := matcher.match_devices(member.node_selector, name, classes[name]))}
         claims.append(frozenset(found))

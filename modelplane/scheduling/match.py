@@ -59,17 +59,24 @@ NO_REQUESTS = MemberMatch()
 
 
 class Matcher:
-    def __init__(self, evaluator: SelectorEvaluator):
+    """Matches of one run's snapshot (every device it is asked about is one of the snapshot's)."""
+
+    def __init__(self, evaluator: SelectorEvaluator, snapshot: Snapshot):
         self.evaluator = evaluator
+        self.snapshot = snapshot
+        self._samples = tuple(sample.device for sample, _ in snapshot.publishers)
+        self._bits = {id(device): 1 << index for index, device in enumerate(self._samples)}
+        """Each distinct CEL device's bit in a mask of `_samples`."""
         self._memo: dict[tuple[int, str], MemberMatch | Miss] = {}
         # Equal selectors share one memo slot; each selector object is hashed once (pydantic's
         # structural hash is too slow for the hot path). The list keeps the ids valid.
         self._canonical: dict[NodeSelector, int] = {}
         self._by_id: dict[int, int] = {}
         self._alive: list[object] = []
-        self._satisfying: dict[tuple[tuple[str, ...], str], list[DeviceView]] = {}
-        self._satisfied: dict[tuple[tuple[str, ...], int], bool] = {}
-        self._most: dict[tuple[str, ...], dict[str, tuple[int, int]]] = {}
+        self._satisfying: dict[tuple[int, str], list[DeviceView]] = {}
+        self._enough_memo: dict[tuple[int, int], tuple[frozenset[str], frozenset[str]]] = {}
+        self._masks: dict[tuple[str, ...], int] = {}
+        self._expression_masks: dict[str, int] = {}
         self._request_cels: dict[int, tuple[str, ...]] = {}
 
     def match_class(self, selector: NodeSelector | None, pool: PoolView) -> MemberMatch | Miss:
@@ -109,7 +116,16 @@ class Matcher:
                                  "lower the counts or use a class with more devices per node"))
         return MemberMatch(tuple(zip(selector.devices, assignment)), pinned)
 
-    def usable_classes(self, selector: NodeSelector | None, snapshot: Snapshot) -> frozenset[str]:
+    def signature(self, selector: NodeSelector | None) -> tuple[tuple[int, int], ...] | None:
+        """What the selector's matches on every class of the snapshot depend on: per request, the
+        distinct devices that satisfy its selectors (`_mask`) and its count. Selectors of equal
+        signatures match the same classes with the same sizes (`_match` reads nothing else but the
+        requests' names, which only a Miss's wording and a placement's claims carry)."""
+        if selector is None:
+            return None
+        return tuple((self._mask(self._cels(request)), request.count) for request in selector.devices)
+
+    def usable_classes(self, selector: NodeSelector | None) -> frozenset[str]:
         """A superset of the classes on which a member with this selector can match and claim a DRA
         device: every request has a satisfying device with enough count there (ignoring how the
         requests share a node), and some request can resolve to a DRA device. A cheap filter: it
@@ -117,47 +133,64 @@ class Matcher:
         if selector is None:
             return frozenset()
         matching: frozenset[str] | None = None
-        claiming: set[str] = set()
+        claiming: frozenset[str] = frozenset()
         for request in selector.devices:
-            most = self._most_per_node(request, snapshot)
-            matching_here = {name for name, (any_count, _) in most.items() if any_count >= request.count}
-            matching = frozenset(matching_here) if matching is None else matching & matching_here
-            claiming.update(name for name, (_, dra_count) in most.items() if dra_count >= request.count)
+            matching_here, claiming_here = self._enough(request)
+            matching = matching_here if matching is None else matching & matching_here
+            claiming = claiming | claiming_here
         return (matching or frozenset()) & claiming
 
-    def _most_per_node(self, request: DeviceRequest, snapshot: Snapshot) -> dict[str, tuple[int, int]]:
-        """Per class: the largest count of a device satisfying the request's selectors, and of a DRA
-        one among them (memoized per selector list: requests differing in count share it; a matcher
-        serves one run, so one snapshot). Each distinct device is asked once (`Snapshot.publishers`)."""
-        cels = self._cels(request)
-        found = self._most.get(cels)
+    def _enough(self, request: DeviceRequest) -> tuple[frozenset[str], frozenset[str]]:
+        """The classes with a device satisfying the request's selectors in at least its count per
+        node, and those where such a device is a DRA one. Memoized per (devices satisfying, count):
+        the varied 1,000 x 10,000 benchmark fleet's 10,364 distinct selector lists are satisfied by
+        far fewer distinct sets of devices."""
+        key = (self._mask(self._cels(request)), request.count)
+        found = self._enough_memo.get(key)
         if found is None:
-            found = self._most[cels] = {}
-            for sample, publishers in snapshot.publishers:
-                if self._satisfies(cels, sample):
+            most: dict[str, tuple[int, int]] = {}
+            for index, (_, publishers) in enumerate(self.snapshot.publishers):
+                if key[0] >> index & 1:
                     for name, device in publishers:
-                        most, dra = found.get(name, (0, 0))
-                        found[name] = (max(most, device.count), max(dra, device.count if device.claim is Claim.DRA else 0))
+                        any_count, dra = most.get(name, (0, 0))
+                        most[name] = (max(any_count, device.count),
+                                      max(dra, device.count if device.claim is Claim.DRA else 0))
+            found = self._enough_memo[key] = (
+                frozenset(name for name, (any_count, _) in most.items() if any_count >= request.count),
+                frozenset(name for name, (_, dra) in most.items() if dra >= request.count))
         return found
 
     def _satisfying_devices(self, request: DeviceRequest, class_name: str,
                             devices: tuple[DeviceView, ...]) -> list[DeviceView]:
         """The class's devices that match every selector of the request, whatever its count
-        (memoized per selector list and class: requests differing only in count share it)."""
-        cels = self._cels(request)
-        key = (cels, class_name)
+        (memoized per set of devices satisfying and class)."""
+        mask = self._mask(self._cels(request))
+        key = (mask, class_name)
         found = self._satisfying.get(key)
         if found is None:
-            found = self._satisfying[key] = [d for d in devices if self._satisfies(cels, d)]
+            bits = self._bits
+            found = self._satisfying[key] = [d for d in devices if mask & bits[id(d.device)]]
         return found
 
-    def _satisfies(self, cels: tuple[str, ...], device: DeviceView) -> bool:
-        """Whether the device matches every selector (memoized per selector list and CEL device:
-        classes that publish the same device share it)."""
-        key = (cels, id(device.device))
-        found = self._satisfied.get(key)
+    def _mask(self, cels: tuple[str, ...]) -> int:
+        """The distinct devices (`_samples`) that match every selector of a list, as a bit mask.
+
+        Each distinct expression is evaluated once on every distinct device, and a list's mask is
+        its expressions' masks ANDed (a later expression is not evaluated once none is left). Asked
+        per (selector list, device) instead, with `all()` over the list, the varied 1,000 x 10,000
+        benchmark fleet's 10,364 selector lists made 228k memo entries and about 400k evaluator
+        calls (51k evaluations): engine shapes took 1.9 of a cold place's 7.1 CPU s."""
+        found = self._masks.get(cels)
         if found is None:
-            found = self._satisfied[key] = all(self._evaluate(cel, device).matched for cel in cels)
+            found = (1 << len(self._samples)) - 1
+            for cel in cels:
+                if not found:
+                    break
+                mask = self._expression_masks.get(cel)
+                if mask is None:
+                    mask = self._expression_masks[cel] = self.evaluator.matching(cel, self._samples)
+                found &= mask
+            self._masks[cels] = found
         return found
 
     def _cels(self, request: DeviceRequest) -> tuple[str, ...]:

@@ -22,7 +22,7 @@ from typing import NamedTuple
 
 from modelplane.api import Engine, Fleet, LabelSelector, ModelDeployment, Role, Workloads
 from modelplane.cel import SelectorEvaluator
-from modelplane.scheduling.engines import Options, Placements, Shape, choose, options_of, shape_of
+from modelplane.scheduling.engines import Options, Placements, Shape, choose, options_of, shape_key, shape_of
 from modelplane.scheduling.ledger import Ledger, PoolKey, Trial
 from modelplane.scheduling.match import Matcher
 from modelplane.scheduling.packing import Use
@@ -54,13 +54,15 @@ class Run:
         self.snapshot = Snapshot.of(fleet)
         self.workloads = workloads
         self.evaluator = evaluator or SelectorEvaluator()
-        self.matcher = Matcher(self.evaluator)
+        self.matcher = Matcher(self.evaluator, self.snapshot)
         self.ledger = Ledger(self.snapshot)
         self.placements = Placements(self.matcher)
         self.dead: dict[tuple[int, ...], set[int]] = {}
         """Per kind of replica (its engines' shapes), the clusters where it can no longer fit."""
         self._shape_of_engine: dict[int, tuple[Engine, int]] = {}
         """By the engine's identity, holding the engine so that no other object can take it over."""
+        self._shape_of_key: dict[Hashable, int] = {}
+        """By `shape_key`: engines of equal keys have equal shapes, worked out once."""
         self._shapes: dict[Shape, int] = {}
         self._shape_list: list[Shape] = []
         self._options: dict[tuple[int, int], Options] = {}
@@ -159,10 +161,13 @@ class Run:
         held = self._shape_of_engine.get(id(engine))
         if held is not None:
             return held[1]
-        shape = shape_of(engine, self.matcher, self.snapshot)
-        found = self._shapes.setdefault(shape, len(self._shapes))
-        if found == len(self._shape_list):
-            self._shape_list.append(shape)
+        key = shape_key(engine, self.matcher)
+        found = self._shape_of_key.get(key)
+        if found is None:
+            shape = shape_of(engine, self.matcher, self.snapshot)
+            found = self._shape_of_key[key] = self._shapes.setdefault(shape, len(self._shapes))
+            if found == len(self._shape_list):
+                self._shape_list.append(shape)
         self._shape_of_engine[id(engine)] = (engine, found)
         return found
 
