@@ -78,16 +78,23 @@ def test_true_and_false_are_cached_per_expression() -> None:
 def test_matching_gives_a_bit_per_matching_device_from_the_same_memo_as_evaluate() -> None:
     # Bits in the order given: H100 (0) and H200 (1) are Hopper, L4 (2) and MI300X (3) are not.
     evaluator = SelectorEvaluator()
-    devices = [Device.from_class_device(device) for device in (H100, H200, L4, MI300X)]
+    devices = tuple(Device.from_class_device(device) for device in (H100, H200, L4, MI300X))
     assert evaluator.matching(HOPPER, devices) == 0b0011
     assert evaluator.evaluations == 3  # Hopper, Ada Lovelace, absent
     assert [evaluator.evaluate(HOPPER, device).matched for device in devices] == [True, True, False, False]
     assert evaluator.evaluations == 3
 
 
+def test_matching_asks_each_device_when_a_read_is_dynamic() -> None:
+    evaluator = SelectorEvaluator()
+    devices = tuple(Device.from_class_device(device) for device in (H100, MI300X, H200))
+    assert evaluator.matching('device.attributes.exists(d, d == "gpu.nvidia.com")', devices) == 0b101
+    assert evaluator.evaluations == 3
+
+
 def test_matching_raises_for_a_rejected_expression() -> None:
     with pytest.raises(SelectorError, match="undefined field 'memory'"):
-        SelectorEvaluator().matching("device.memory > 0", [Device.from_class_device(H100)])
+        SelectorEvaluator().matching("device.memory > 0", (Device.from_class_device(H100),))
 
 
 def test_the_package_imports_no_pulumi() -> None:
