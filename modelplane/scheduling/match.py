@@ -8,8 +8,11 @@ devices count for matching but are never claimed.
 Requests are assigned to devices by a depth-first search over the candidates, so a member is
 rejected only when no assignment exists (or, for a pathological member of many interchangeable
 requests, when the search exceeds its step budget: it can wrongly reject, never overcommit). Results are memoized per (nodeSelector, class) for the
-run: a fleet repeats the same requests and classes many times, and CEL work is shared further by
-the `SelectorEvaluator` per (expression, device).
+run: a fleet repeats the same requests and classes many times. Underneath, which devices satisfy a
+request is a bit mask over the snapshot's distinct devices (each distinct expression evaluated once
+on each, a selector list the AND of its expressions), and what only depends on that (the devices of
+a class that satisfy a request, the classes with enough of them) is memoized per mask: selectors
+that differ only in literals no device tells apart share it (`signature`, `engines.shape_key`).
 """
 
 from __future__ import annotations
