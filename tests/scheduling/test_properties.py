@@ -6,7 +6,8 @@
 - adding clusters or unrelated deployments moves no existing replica;
 - a split engine charges each pool exactly what its members cost there, and is split only when no
   single pool that fits the whole engine had room for it;
-- the report's reasons for a deployment (worked out by kind of cluster) are the full diagnosis'.
+- the report's reasons for a deployment (worked out by kind of cluster) are the full diagnosis';
+- an engine's shape, worked out once per shape key, is the shape worked out for it alone.
 """
 
 from __future__ import annotations
@@ -21,7 +22,9 @@ from modelplane.api.workload import NodeSelector
 from modelplane.scheduling import Placement, place
 from modelplane.scheduling import plan as plan_with_run
 from modelplane.scheduling.diff import pool_use
+from modelplane.scheduling.engines import shape_of
 from modelplane.scheduling.explanation import Briefing, diagnose
+from modelplane.scheduling.run import Run
 from tests.builders import (
     cluster,
     deployment,
@@ -111,6 +114,18 @@ def test_no_pool_is_overcommitted_and_order_does_not_matter(cs, ds, rng) -> None
     rng.shuffle(shuffled_clusters)
     rng.shuffle(shuffled_deployments)
     assert plan(shuffled_clusters, shuffled_deployments).to_json() == placement.to_json()
+
+
+@SETTINGS
+@given(clusters(), deployments())
+def test_an_engines_shape_shared_by_key_is_its_own(cs, ds) -> None:
+    """`Run.shape` works a shape out once per `shape_key` (the floors of MEMORY that no class's device
+    tells apart share one); each engine's shape is what `shape_of` gives it on a run of its own."""
+    fleet, work = Fleet(clusters=tuple(cs), classes=CLASSES), Workloads(deployments=tuple(ds))
+    run = Run(fleet, work)
+    for engine in (engine for d in ds for engine in d.spec.engines):
+        alone = Run(fleet, work)
+        assert run._shape_list[run.shape(engine)] == shape_of(engine, alone.matcher, alone.snapshot)
 
 
 @SETTINGS
