@@ -147,12 +147,7 @@ class SelectorEvaluator:
         if result is not None:
             return result
         program = self.program(expression)
-        key = (expression, program.memo_key(device))
-        result = self._results.get(key)
-        if result is None:
-            result = program.evaluate(device)
-            self._results[key] = result
-            self._evaluations += 1
+        result = self._result(expression, program, program.memo_key(device), device)
         self._by_device[seen] = result
         self._devices.append(device)
         return result
@@ -164,17 +159,20 @@ class SelectorEvaluator:
         (`_partition`), and each group is asked once; no memo per device object, no `Evaluation`
         handed back per device."""
         program = self.program(expression)
-        results = self._results
         found = 0
         for key, bits, device in self._partition(program.reads, devices):
-            memo = (expression, key)
-            result = results.get(memo)
-            if result is None:
-                result = results[memo] = program.evaluate(device)
-                self._evaluations += 1
-            if result.matched:
+            if self._result(expression, program, key, device).matched:
                 found |= bits
         return found
+
+    def _result(self, expression: str, program: Program, key: Hashable, device: Device) -> Evaluation:
+        """The memo of every evaluation: `device`'s result, shared by the devices of its `memo_key`."""
+        memo = (expression, key)
+        result = self._results.get(memo)
+        if result is None:
+            result = self._results[memo] = program.evaluate(device)
+            self._evaluations += 1
+        return result
 
     def _partition(self, reads: tuple[Read, ...] | None, devices: tuple[Device, ...]
                    ) -> tuple[tuple[Hashable, int, Device], ...]:
