@@ -24,7 +24,7 @@ from modelplane.api.workload import Container
 from modelplane.compose import hardening, names
 from modelplane.compose.findings import Finding
 from modelplane.compose.settings import Settings
-from modelplane.invariants import present
+from modelplane.invariants import InvariantError
 
 MOUNT_PATH = "/mnt/models"
 VOLUME = "model-cache"
@@ -157,12 +157,16 @@ def needs_model_arg(container: Container) -> bool:
 def storage_findings(manifests: Manifests, settings: Settings) -> list[Finding]:
     """A warning per cluster a cache is staged on without a known ReadWriteMany class."""
     fleet, work = manifests.fleet, manifests.workloads
+    # Per cluster, not per (cache, cluster): the standard 100 x 1,000 benchmark fleet stages its
+    # caches on 9,453 of those pairs, and this took 11 ms of a `plan` process instead of 3 ms.
+    messages = {cluster.name: default_storage_warning(cluster, settings) for cluster in fleet.clusters}
     findings = []
     for model_cache, staged in staging(fleet, work):
         for name in staged:
-            cluster = present(fleet.cluster(name), f"ModelCache {model_cache.namespace}/{model_cache.name} is staged "
-                                                    f"on {name}, a fleet cluster")
-            message = default_storage_warning(cluster, settings)
+            if name not in messages:
+                raise InvariantError(f"ModelCache {model_cache.namespace}/{model_cache.name} is staged on {name}, "
+                                     "a fleet cluster")
+            message = messages[name]
             if message:
                 findings.append(Finding(model_cache, ("spec",), message, "cache-default-storage-class"))
     return findings
