@@ -25,14 +25,16 @@ def test_a_row_shows_only_the_edits_it_adds_to_the_rows_above() -> None:
     assert "Each row adds to the first row of every deployment above it" in table(found)
 
 
-def test_a_table_wider_than_120_columns_becomes_two_lines_per_suggestion() -> None:
-    name, namespace = "m" * 60, "n" * 40
-    found = suggest(fleet(cluster("c" * 40, exclusive_pool("p" * 30, nodes=1))),
-                    workloads(deployment(name, replicas=2, namespace=namespace)))
+def test_a_table_wider_than_120_columns_becomes_a_block_per_suggestion_within_120_columns() -> None:
+    # Names at their longest (40 characters, GKE's bound): the argument is 106 characters, which after
+    # "  +1 node(s), unpriced: " on one line (the earlier layout) took 130 columns; indented 4, 110.
+    cluster_name, pool_name = "c" * 40, "p" * 40
+    found = suggest(fleet(cluster(cluster_name, exclusive_pool(pool_name, nodes=1))),
+                    workloads(deployment("d", replicas=2)))
     text = table(found)
     assert all(len(line) <= WIDTH for line in text.splitlines()), text
-    assert text.splitlines()[:2] == [f"{namespace}/{name}",
-                                     f"  +1 node(s), unpriced: --what-if 'pool {'c' * 40}/{'p' * 30} nodes=2'"]
+    assert text.splitlines()[:3] == ["ml/d", "  +1 node(s), unpriced",
+                                     f"    --what-if 'pool {cluster_name}/{pool_name} nodes=2'"]
 
 
 def test_capacity_says_how_far_it_is_on_stderr_once_it_takes_over_two_seconds(

@@ -5,7 +5,9 @@ suggestion, each shown once: the deployment it places, the nodes and cost per ho
 `--what-if` arguments it adds to the changes above it (a deployment's suggestions build on the first
 suggestion of each deployment before it; `--format json` lists every suggestion's edits in full);
 then the deployments no capacity change can place, and why (wrapped). Rows fit `WIDTH` columns: a table that
-would be wider is printed as two lines per suggestion, the deployment on the first.
+would be wider is printed as a block per suggestion (the deployment, then what it adds, then each
+`--what-if` argument on a line of its own), wider only where one argument is (a pool's name and its
+class's can be longer than a line).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ def table(found: Suggestions) -> str:
     sections = []
     if found.suggestions:
         rows = [("PLACES", "ADDED NODES", "ADDED COST", "WHAT-IF")]
+        arguments: list[list[str]] = []  # per suggestion, its `--what-if` arguments
         chained = False
         below = Suggestion((), (), 0, {})  # the first suggestion of the deployment before
         first: Suggestion | None = None  # the first suggestion of this deployment
@@ -34,13 +37,13 @@ def table(found: Suggestions) -> str:
                 below, first = first or below, suggestion
             edits = suggestion.edits[len(below.edits):]
             chained = chained or bool(below.edits)
+            arguments.append([f"--what-if {shlex.quote(str(edit))}" for edit in edits] or ["(placed by the changes above)"])
             rows.append((suggestion.deployments[-1], f"+{suggestion.added_nodes - below.added_nodes}",
-                         _cost(suggestion, below),
-                         " ".join(f"--what-if {shlex.quote(str(edit))}" for edit in edits)
-                         or "(placed by the changes above)"))
+                         _cost(suggestion, below), " ".join(arguments[-1])))
         text = columns(rows)
         if max(map(len, text.splitlines())) > WIDTH:
-            text = "\n".join(f"{places}\n  {nodes} node(s), {cost}: {what_if}" for places, nodes, cost, what_if in rows[1:])
+            text = "\n".join("\n".join([places, f"  {nodes} node(s), {cost}", *(f"    {argument}" for argument in listed)])
+                             for (places, nodes, cost, _), listed in zip(rows[1:], arguments, strict=True))
         if chained:
             text += ("\n\nEach row adds to the first row of every deployment above it: apply those edits too "
                      "(`--format json`\nlists each suggestion's edits in full).")
