@@ -22,7 +22,7 @@ def test_a_row_shows_only_the_edits_it_adds_to_the_rows_above() -> None:
     assert lines[1].split() == ["ml/d1", "+1", "unpriced", "--what-if", "'pool", "a/gpu", "nodes=2'"]
     assert lines[2].split() == ["ml/d2", "+1", "unpriced", "--what-if", "'pool", "a/gpu", "nodes=3'"]
     assert table(found).count("nodes=2") == 1, "each edit is printed once"
-    assert "Each row adds to the first row of every deployment above it" in table(found)
+    assert "Each suggestion adds to the first suggestion of every deployment above it" in table(found)
 
 
 def test_a_table_wider_than_120_columns_becomes_a_block_per_suggestion_within_120_columns() -> None:

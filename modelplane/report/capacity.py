@@ -45,7 +45,7 @@ def table(found: Suggestions) -> str:
             text = "\n".join("\n".join([places, f"  {nodes} node(s), {cost}", *(f"    {argument}" for argument in listed)])
                              for (places, nodes, cost, _), listed in zip(rows[1:], arguments, strict=True))
         if chained:
-            text += ("\n\nEach row adds to the first row of every deployment above it: apply those edits too "
+            text += ("\n\nEach suggestion adds to the first suggestion of every deployment above it: apply those edits too "
                      "(`--format json`\nlists each suggestion's edits in full).")
         sections.append(text)
     if found.unplaceable:
