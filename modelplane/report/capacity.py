@@ -37,16 +37,17 @@ def table(found: Suggestions) -> str:
                 below, first = first or below, suggestion
             edits = suggestion.edits[len(below.edits):]
             chained = chained or bool(below.edits)
-            arguments.append([f"--what-if {shlex.quote(str(edit))}" for edit in edits] or ["(placed by the changes above)"])
+            arguments.append([f"--what-if {shlex.quote(str(edit))}" for edit in edits]
+                             or ["(placed by the changes above)"])
             rows.append((suggestion.deployments[-1], f"+{suggestion.added_nodes - below.added_nodes}",
                          _cost(suggestion, below), " ".join(arguments[-1])))
         text = columns(rows)
         if max(map(len, text.splitlines())) > WIDTH:
-            text = "\n".join("\n".join([places, f"  {nodes} node(s), {cost}", *(f"    {argument}" for argument in listed)])
+            text = "\n".join("\n".join([places, f"  {nodes} node(s), {cost}", *(f"    {arg}" for arg in listed)])
                              for (places, nodes, cost, _), listed in zip(rows[1:], arguments, strict=True))
         if chained:
-            text += ("\n\nEach suggestion adds to the first suggestion of every deployment above it: apply those edits too "
-                     "(`--format json`\nlists each suggestion's edits in full).")
+            text += ("\n\nEach suggestion adds to the first suggestion of every deployment above it: apply those "
+                     "edits too (`--format json`\nlists each suggestion's edits in full).")
         sections.append(text)
     if found.unplaceable:
         sections.append("\n".join(["NO CAPACITY CHANGE PLACES", *(

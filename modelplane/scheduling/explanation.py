@@ -292,7 +292,8 @@ class Briefing:
                 miss = pool_misses[found] if found in pool_misses else pool_miss(engines[0], first, run.matcher)
                 if miss is None:  # not `present`, which formats its message every time: 119k times in the
                     # varied 1,000 x 10,000 re-place's report (2.08-2.16 -> 1.96-2.03 CPU s, interleaved, pinned)
-                    raise InvariantError(f"engine {engines[0].name} misses pool {first.key}, on which it was not placed")
+                    raise InvariantError(f"engine {engines[0].name} misses pool {first.key}, on which it was not "
+                                         "placed")
                 counts[("pool(s)", miss.phrase)] += left
                 latest_stage = _latest(latest, latest_stage, (-1, class_name), miss)
         if latest and not fitting:
