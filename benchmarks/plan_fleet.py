@@ -390,16 +390,23 @@ def provider_checks(manifests: Any, repeat: int) -> tuple[str, str]:
     """The Placement provider's check() with no previous placement (it plans), and when its inputs and
     the previous placement did not change (it loads and verifies the placement: `scheduling.verify`)."""
     from modelplane.api import dump_objects
-    from modelplane.pulumi.placement import PlacementProvider
+    from modelplane.pulumi.placement import PlacementProvider, objects_text
 
     def wire(value: Any) -> Any:  # through the engine: every number a double
         return json.loads(json.dumps(value), parse_int=float)
 
+    def accepted(result: Any) -> Any:
+        # A check that fails returns at once: its time would measure the error, not the provider.
+        if result.failures:
+            raise SystemExit("check() refused the benchmark's inputs: " + "; ".join(
+                f"{failure.property}: {failure.reason}" for failure in result.failures))
+        return result
+
     provider = PlacementProvider()
-    news = wire({"objects": dump_objects(manifests), "strict": False})
-    checked, planning = timed(repeat, lambda _: provider.check({}, news))
+    news = wire({"objects": objects_text(dump_objects(manifests)), "strict": False})
+    checked, planning = timed(repeat, lambda _: accepted(provider.check({}, news)))
     olds = wire(checked.inputs)
-    _, unchanged = timed(repeat, lambda _: provider.check(olds, news))
+    _, unchanged = timed(repeat, lambda _: accepted(provider.check(olds, news)))
     return planning, unchanged
 
 
