@@ -27,8 +27,7 @@ def table(found: Suggestions) -> str:
         return "every deployment is fully placed: no capacity change is needed\n"
     sections = []
     if found.suggestions:
-        rows = [("PLACES", "ADDED NODES", "ADDED COST", "WHAT-IF")]
-        arguments: list[list[str]] = []  # per suggestion, its `--what-if` arguments
+        entries: list[tuple[str, str, str, list[str]]] = []  # places, nodes, cost, `--what-if` arguments
         chained = False
         below = Suggestion((), (), 0, {})  # the first suggestion of the deployment before
         first: Suggestion | None = None  # the first suggestion of this deployment
@@ -37,14 +36,15 @@ def table(found: Suggestions) -> str:
                 below, first = first or below, suggestion
             edits = suggestion.edits[len(below.edits):]
             chained = chained or bool(below.edits)
-            arguments.append([f"--what-if {shlex.quote(str(edit))}" for edit in edits]
-                             or ["(placed by the changes above)"])
-            rows.append((suggestion.deployments[-1], f"+{suggestion.added_nodes - below.added_nodes}",
-                         _cost(suggestion, below), " ".join(arguments[-1])))
-        text = columns(rows)
+            entries.append((suggestion.deployments[-1], f"+{suggestion.added_nodes - below.added_nodes}",
+                            _cost(suggestion, below),
+                            [f"--what-if {shlex.quote(str(edit))}" for edit in edits]
+                            or ["(placed by the changes above)"]))
+        text = columns([("PLACES", "ADDED NODES", "ADDED COST", "WHAT-IF"),
+                        *((places, nodes, cost, " ".join(arguments)) for places, nodes, cost, arguments in entries)])
         if max(map(len, text.splitlines())) > WIDTH:
-            text = "\n".join("\n".join([places, f"  {nodes} node(s), {cost}", *(f"    {arg}" for arg in listed)])
-                             for (places, nodes, cost, _), listed in zip(rows[1:], arguments, strict=True))
+            text = "\n".join("\n".join([places, f"  {nodes} node(s), {cost}", *(f"    {arg}" for arg in arguments)])
+                             for places, nodes, cost, arguments in entries)
         if chained:
             text += ("\n\nEach suggestion adds to the first suggestion of every deployment above it: apply those "
                      "edits too (`--format json`\nlists each suggestion's edits in full).")
