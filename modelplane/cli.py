@@ -148,6 +148,9 @@ def _parser() -> argparse.ArgumentParser:
     capacity.add_argument("--alternatives", metavar="N", type=_count, default=1,
                           help="how many changes to list per short deployment, best first (0: every one that works; "
                                "each one more costs plans); default 1")
+    capacity.add_argument("--deployment", metavar="NAMESPACE/NAME", action="append", dest="only",
+                          help="search only for this deployment (repeat for several; each builds on the changes "
+                               "for those before it, in the scheduler's order); default every short deployment")
     capacity.set_defaults(command=_capacity)
 
     crds = commands.add_parser("crds", help="print the CustomResourceDefinitions of every modelplane.ai kind")
@@ -296,10 +299,14 @@ def _explain(args: argparse.Namespace) -> int:
     try:
         explanation = explain(manifests.fleet, manifests.workloads, args.deployment, _state(args.state))
     except KeyError:
-        declared = ", ".join(d.key for d in manifests.workloads.deployments) or "none"
-        raise InputError(f"no ModelDeployment {args.deployment!r} in the manifests (declared: {declared})") from None
+        raise _undeclared(manifests, args.deployment) from None
     _write("\n".join(explanation.lines()) + "\n")
     return 0
+
+
+def _undeclared(manifests: Manifests, key: str) -> InputError:
+    declared = ", ".join(d.key for d in manifests.workloads.deployments) or "none"
+    return InputError(f"no ModelDeployment {key!r} in the manifests (declared: {declared})")
 
 
 def _count(text: str) -> int:
@@ -326,15 +333,18 @@ def _progress(doing: str, what: str) -> Callable[[int, int], None]:
 
 def _capacity(args: argparse.Namespace) -> int:
     from modelplane.report import capacity as capacity_report
-    from modelplane.scheduling.capacity import suggest
+    from modelplane.scheduling.capacity import UnknownDeploymentError, suggest
 
     manifests = _load(args.paths)
-    found = suggest(manifests.fleet, manifests.workloads, _state(args.state), alternatives=args.alternatives or None,
-                    progress=_progress("capacity: searched", "short deployment(s)"))
+    try:
+        found = suggest(manifests.fleet, manifests.workloads, _state(args.state), alternatives=args.alternatives or None,
+                        progress=_progress("capacity: searched", "short deployment(s)"), only=args.only)
+    except UnknownDeploymentError as error:
+        raise _undeclared(manifests, error.args[0]) from None
     if args.format == "json":
         _write(indented(found.to_json()))
     else:
-        _write(capacity_report.table(found))
+        _write(capacity_report.table(found, asked=args.only is not None))
     return 0
 
 

@@ -234,6 +234,15 @@ def test_capacity_lists_as_many_alternatives_as_asked_best_first(tmp_path: Path,
     assert exit_.value.code == 2 and "expected a whole number of 0 or more, got '-1'" in capsys.readouterr().err
 
 
+def test_capacity_searches_only_the_deployments_named(capsys: pytest.CaptureFixture[str]) -> None:
+    every = run(capsys, "capacity", *SCALED, "--format", "json")[1]
+    assert run(capsys, "capacity", *SCALED, "--deployment", "ml-team/qwen3-8b", "--format", "json")[1] == every
+    assert run(capsys, "capacity", str(DEMO), "--deployment", "ml-team/qwen3-8b") == \
+        (0, "every deployment asked about is fully placed: no capacity change is needed\n", "")
+    code, out, err = run(capsys, "capacity", *SCALED, "--deployment", "ml-team/nope")
+    assert (code, out) == (1, "") and "no ModelDeployment 'ml-team/nope' in the manifests (declared: ml-team/qwen3-8b)" in err
+
+
 def test_the_readme_shows_what_capacity_prints(capsys: pytest.CaptureFixture[str]) -> None:
     command = "modelplane capacity examples/qwen3-8b/fleet.yaml examples/scaled.yaml"
     readme = (EXAMPLES.parent / "README.md").read_text()

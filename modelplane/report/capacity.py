@@ -22,9 +22,10 @@ from modelplane.scheduling.capacity import Suggestion, Suggestions
 WIDTH = 120
 
 
-def table(found: Suggestions) -> str:
+def table(found: Suggestions, asked: bool = False) -> str:
+    """`asked`: the search was only for the deployments named (`capacity --deployment`)."""
     if not found.suggestions and not found.unplaceable:
-        return "every deployment is fully placed: no capacity change is needed\n"
+        return f"every deployment{' asked about' if asked else ''} is fully placed: no capacity change is needed\n"
     sections = []
     if found.suggestions:
         entries: list[tuple[str, str, str, list[str]]] = []  # places, nodes, cost, `--what-if` arguments

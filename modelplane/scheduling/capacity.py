@@ -14,7 +14,9 @@ failed, so it is the smallest as long as more nodes never place fewer replicas, 
 exhaustive bisection assumed too). Changes are ranked by added nodes, then added cost per hour
 (priced before unpriced), then their edits' text; the best is the one the next deployments build
 on, and up to `alternatives` of the best are reported. A deployment no change places is
-`unplaceable`, with the reason `explain` gives.
+`unplaceable`, with the reason `explain` gives. With `only`, the search is for the deployments
+named; the others are planned as they are, and the short ones among them are served before any
+later deployment, so the most nodes a change is planned with counts what they lack besides its own.
 
 Where to look comes from the scheduler itself, not from a second copy of its rules. The fleet is
 planned with an empty pool (0 nodes) of every class a short deployment can claim on added to every
@@ -106,7 +108,7 @@ from __future__ import annotations
 import bisect
 import dataclasses
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -135,6 +137,10 @@ Progress = Callable[[int, int], None]
 
 class SearchError(RuntimeError):
     """The search broke one of its own invariants (a bug, not a property of the fleet)."""
+
+
+class UnknownDeploymentError(LookupError):
+    """`only` names a deployment the workloads do not declare (`args[0]`: its key)."""
 
 
 class EmptyPoolError(SearchError):
@@ -202,14 +208,22 @@ class _Change:
 
 
 def suggest(fleet: Fleet, workloads: Workloads, previous: Placement | None = None, *,
-            alternatives: int | None = ALTERNATIVES, progress: Progress | None = None) -> Suggestions:
+            alternatives: int | None = ALTERNATIVES, progress: Progress | None = None,
+            only: Collection[str] | None = None) -> Suggestions:
     """Per short deployment, its `alternatives` best changes (every working one when None);
-    `progress(done, short)` is called after each short deployment."""
-    search = _Search(fleet, workloads, previous)
+    `progress(done, short)` is called after each short deployment. `only`: the keys of the
+    deployments to search for (every short one when None); each builds on the changes chosen for
+    those of them before it, and the others are planned as they are, short or not, so a suggestion
+    holds as it does without `only` (an `UnknownDeploymentError` names a key not declared)."""
+    if only is not None:
+        unknown = sorted(set(only) - {d.key for d in workloads.deployments})
+        if unknown:
+            raise UnknownDeploymentError(unknown[0])
+    search = _Search(fleet, workloads, previous, only)
     chosen: list[Suggestion] = []
     found: list[Suggestion] = []
     unplaceable: list[Unplaceable] = []
-    short = [d for d in workloads.deployments if search.base.deployments[d.key].short]
+    short = search.searched
     for done, deployment in enumerate(short, 1):
         status = search.base.deployments[deployment.key]
         before = chosen[-1] if chosen else Suggestion((), (), 0, {})
@@ -231,11 +245,23 @@ class _Search:
     its empty pools and the changes chosen so far, against which each candidate is planned again
     from the first stage it can change."""
 
-    def __init__(self, fleet: Fleet, workloads: Workloads, previous: Placement | None):
+    def __init__(self, fleet: Fleet, workloads: Workloads, previous: Placement | None, only: Collection[str] | None):
         evaluator = SelectorEvaluator()
         self.base, run = plan(fleet, workloads, previous, evaluator=evaluator)
         deployments = workloads.deployments
-        claimed = _claimed_classes(run, (d for d in deployments if self.base.deployments[d.key].short))
+        self.searched = [d for d in deployments if self.base.deployments[d.key].short and (only is None or d.key in only)]
+        """The short deployments to search for, in the scheduler's order."""
+        searched = {d.key for d in self.searched}
+        self.skipped: list[int] = []
+        """Per stage, the nodes the short deployments before it that `only` leaves out lack at most:
+        they are served first, so a change for a later one may have to place them too."""
+        lacking = 0
+        for deployment in deployments:
+            self.skipped.append(lacking)
+            status = self.base.deployments[deployment.key]
+            if status.short and deployment.key not in searched:
+                lacking += _replica_nodes(deployment) * (status.desired - status.scheduled)
+        claimed = _claimed_classes(run, self.searched)
         hypothetical, self.empty = _with_empty_pools(fleet, claimed)
         self.reference = record(Run(hypothetical, workloads, evaluator), previous)
         self.floor = tuple(self.base.deployments[d.key].scheduled for d in deployments)
@@ -272,7 +298,7 @@ class _Search:
             guess = _suggestion(before, targets, change, change.guess)
             if alternatives is not None and len(found) >= alternatives and found[alternatives - 1].rank <= guess.rank:
                 break
-            most = min(MAX_NODES - change.capacity, _replica_nodes(deployment) * missing)
+            most = min(MAX_NODES - change.capacity, _replica_nodes(deployment) * missing + self.skipped[stage])
             if alternatives is not None and len(found) >= alternatives:  # more nodes than those would rank after them
                 worst = found[alternatives - 1]
                 most = min(most, worst.added_nodes - before.added_nodes)

@@ -115,6 +115,33 @@ def test_every_suggestion_places_what_it_claims_and_takes_from_no_one(cs, ds) ->
     assert_suggestions_hold(f, w, base, found)
 
 
+def test_a_deployment_searched_alone_does_not_build_on_the_changes_for_the_others() -> None:
+    # Pool a/gpu has 1 node; d1 (2 replicas) is served first and holds it, d2 (1 replica) gets nothing.
+    # Searched alone, d2 is placed only once d1, which still comes first, has its second node too.
+    f, w = fleet(cluster("a", exclusive_pool("gpu", nodes=1))), workloads(deployment("d1", replicas=2), deployment("d2"))
+    found = suggest(f, w, only={"ml/d2"})
+    assert [(list(s.deployments), [str(e) for e in s.edits], s.added_nodes) for s in found.suggestions] == \
+        [(["ml/d2"], ["pool a/gpu nodes=3"], 2)]
+    assert found.unplaceable == ()
+    with pytest.raises(capacity.UnknownDeploymentError) as error:
+        suggest(f, w, only={"ml/d2", "ml/d9"})
+    assert error.value.args == ("ml/d9",)
+
+
+@settings(max_examples=40, deadline=None)
+@given(clusters(), deployments(), st.data())
+def test_suggestions_for_some_deployments_hold_and_cover_exactly_those(cs, ds, data) -> None:
+    f, w = Fleet(clusters=tuple(cs), classes=CLASSES), Workloads(deployments=tuple(ds))
+    base = place(f, w)
+    only = data.draw(st.sets(st.sampled_from(sorted(base.deployments))))
+    found = suggest(f, w, only=only)
+    assert {key for s in found.suggestions for key in s.deployments} | {u.deployment for u in found.unplaceable} \
+        == {key for key in only if base.deployments[key].short}
+    assert_suggestions_hold(f, w, base, found)
+    if only == set(base.deployments):
+        assert found == suggest(f, w), "naming every deployment is the search without a name"
+
+
 def assert_suggestions_hold(f: Fleet, w: Workloads, base: Placement, found: Suggestions) -> None:
     """Each suggestion, applied and planned, places every deployment it names and leaves no
     deployment with fewer replicas than `base`, the plan without it."""
