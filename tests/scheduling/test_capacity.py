@@ -199,7 +199,8 @@ def test_a_raise_the_deployments_own_turn_cannot_use_is_not_planned() -> None:
     what the check would), at 1 + 2 nodes, the most a pair may need, and fails: no decode node. For
     ml/pd the raise starts at ml/pa's turn; ml/pd's own turn with it still finds no decode node, so
     it could only work by moving an earlier deployment out of the way: it is not planned. Planned
-    anyway (the check answering yes), it fails the same way."""
+    anyway (the check answering yes), at 1 + 4 nodes (its own 2 and the 2 ml/pa, short and served
+    before it, lacks), it fails the same way."""
     hopper = 'device.attributes["gpu.nvidia.com"].architecture == "Hopper"'
     f = fleet(cluster("a", exclusive_pool("pre", nodes=1), exclusive_pool("dec", cls="l4", nodes=1)),
               classes=(klass("h100"), klass("l4", gpu(arch="Ada Lovelace"))))
@@ -224,7 +225,30 @@ def test_a_raise_the_deployments_own_turn_cannot_use_is_not_planned() -> None:
     with mock.patch.object(capacity, "rerun", counted), \
             mock.patch.object(capacity._Search, "_reaches", lambda *args: True):
         assert suggest(f, w) == found
-    assert planned == [3, 3], "ml/pd's raise too, which fails"
+    assert planned == [3, 5], "ml/pd's raise too, which fails"
+
+
+def test_a_change_also_places_what_a_short_deployment_served_before_takes_of_it() -> None:
+    """Derived by hand: ml/d1 holds the one `pre` node, ml/d2 one of the two `dec` nodes. ml/pa, a
+    prefill/decode pair of 2 replicas (a node of each pool per replica), gets none, and no one change
+    places it: with `pre` raised it takes one node of it, as many as `dec` has free. ml/zz (one `pre`
+    node) comes after it: `pre` raised by the node it needs goes to ml/pa first, so it takes 2, and
+    the search plans it with up to the 4 nodes ml/pa lacks more (it used to stop at 1 and call ml/zz
+    unplaceable)."""
+    hopper = 'device.attributes["gpu.nvidia.com"].architecture == "Hopper"'
+    f = fleet(cluster("a", exclusive_pool("pre", nodes=1), exclusive_pool("dec", cls="l4", nodes=2)),
+              classes=(klass("h100"), klass("l4", gpu(arch="Ada Lovelace"))))
+    w = workloads(deployment("d1", standalone(request(hopper, count=8))),
+                  deployment("d2", standalone(request(ADA, count=8))),
+                  deployment("pa", standalone(request(hopper, count=8), name="prefill", phase="Prefill"),
+                             standalone(request(ADA, count=8), name="decode", phase="Decode"), mode="PrefillDecode",
+                             replicas=2),
+                  deployment("zz", standalone(request(hopper, count=8))))
+    found = suggest(f, w)
+    assert [(list(s.deployments), [str(e) for e in s.edits], s.added_nodes) for s in found.suggestions] == \
+        [(["ml/zz"], ["pool a/pre nodes=3"], 2)]
+    assert [u.deployment for u in found.unplaceable] == ["ml/pa"]
+    assert_suggestions_hold(f, w, place(f, w), found)
 
 
 def test_a_raise_that_works_only_by_moving_an_earlier_deployment_is_not_looked_for() -> None:
