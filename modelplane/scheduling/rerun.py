@@ -253,6 +253,15 @@ class Record:
                     skipped.setdefault((kind, position), []).append(stage)
         return Readers(passed, refused, skipped)
 
+    @cached_property
+    def dead_passes(self) -> dict[int, list[int]]:
+        """Per cluster position, the fill stages (ascending) whose walk passed over it as dead."""
+        found: dict[int, list[int]] = {}
+        for stage, over in enumerate(self.skipped):
+            for position in over:
+                found.setdefault(position, []).append(stage)
+        return found
+
     def start(self, pools: Iterable[PoolKey]) -> int | None:
         """The first stage a raise of `pools` can change; None when it changes nothing."""
         refused = self.refused

@@ -199,8 +199,8 @@ def test_a_raise_the_deployments_own_turn_cannot_use_is_not_planned() -> None:
     what the check would), at 1 + 2 nodes, the most a pair may need, and fails: no decode node. For
     ml/pd the raise starts at ml/pa's turn; ml/pd's own turn with it still finds no decode node, so
     it could only work by moving an earlier deployment out of the way: it is not planned. Planned
-    anyway (the check answering yes), at 1 + 4 nodes (its own 2 and the 2 ml/pa, short and served
-    before it, lacks), it fails the same way."""
+    anyway (the check answering yes), at 1 + 4 nodes (its own 2, and the 2 of ml/pa's replica, which
+    is served first and was stopped at `pre`), it fails the same way."""
     hopper = 'device.attributes["gpu.nvidia.com"].architecture == "Hopper"'
     f = fleet(cluster("a", exclusive_pool("pre", nodes=1), exclusive_pool("dec", cls="l4", nodes=1)),
               classes=(klass("h100"), klass("l4", gpu(arch="Ada Lovelace"))))
@@ -233,8 +233,8 @@ def test_a_change_also_places_what_a_short_deployment_served_before_takes_of_it(
     prefill/decode pair of 2 replicas (a node of each pool per replica), gets none, and no one change
     places it: with `pre` raised it takes one node of it, as many as `dec` has free. ml/zz (one `pre`
     node) comes after it: `pre` raised by the node it needs goes to ml/pa first, so it takes 2, and
-    the search plans it with up to the 4 nodes ml/pa lacks more (it used to stop at 1 and call ml/zz
-    unplaceable)."""
+    the search plans it with up to the 4 nodes of ml/pa's replicas more, since a check of ml/pa
+    stopped at `pre` (it used to stop at 1 and call ml/zz unplaceable)."""
     hopper = 'device.attributes["gpu.nvidia.com"].architecture == "Hopper"'
     f = fleet(cluster("a", exclusive_pool("pre", nodes=1), exclusive_pool("dec", cls="l4", nodes=2)),
               classes=(klass("h100"), klass("l4", gpu(arch="Ada Lovelace"))))
@@ -249,6 +249,26 @@ def test_a_change_also_places_what_a_short_deployment_served_before_takes_of_it(
         [(["ml/zz"], ["pool a/pre nodes=3"], 2)]
     assert [u.deployment for u in found.unplaceable] == ["ml/pa"]
     assert_suggestions_hold(f, w, place(f, w), found)
+
+
+def test_a_change_also_makes_room_for_a_deployment_served_before_that_moves_onto_it() -> None:
+    """Derived by hand: pools `p` (Hopper) and `q` (Ada) differ only in architecture, so ml/b0, which
+    takes either, prefers `p`, listed first (pool order ends the score). ml/a1 (Hopper) holds the one
+    `p` node, so ml/b0 runs on `q`, and ml/zz (Hopper) gets nothing. `p` raised by 1 goes to ml/b0,
+    which moves there; raised by 2 it holds ml/zz too. The search plans `p` with up to ml/b0's node
+    more, since a check of ml/b0 stopped at `p` (it used to stop at 1 and call ml/zz unplaceable)."""
+    hopper = 'device.attributes["gpu.nvidia.com"].architecture == "Hopper"'
+    f = fleet(cluster("c", exclusive_pool("p", nodes=1), exclusive_pool("q", cls="l4", nodes=1)),
+              classes=(klass("h100"), klass("l4", gpu(arch="Ada Lovelace"))))
+    w = workloads(deployment("a1", standalone(request(hopper))), deployment("b0"),
+                  deployment("zz", standalone(request(hopper))))
+    base = place(f, w)
+    assert [(r.deployment, r.engines["engine"]["Standalone"].pool) for r in base.replicas] == \
+        [("ml/a1", "p"), ("ml/b0", "q")]
+    found = suggest(f, w)
+    assert [(list(s.deployments), [str(e) for e in s.edits], s.added_nodes) for s in found.suggestions] == \
+        [(["ml/zz"], ["pool c/p nodes=3"], 2)]
+    assert_suggestions_hold(f, w, base, found)
 
 
 def test_a_raise_that_works_only_by_moving_an_earlier_deployment_is_not_looked_for() -> None:
