@@ -71,41 +71,11 @@ only charged. A candidate whose pool refused nothing, or first refused after the
 turn, provably cannot place it and is not planned. A candidate's plan stops at the first
 deployment left with fewer replicas than in the base plan, or at a target left short. Only the
 recorded plan of the changes chosen so far and that of the best candidate of the current
-deployment are kept. Measured on the generated fleet (benchmarks/capacity_fleet.py, CPU seconds on
-a 2-core machine shared with other work, so upper bounds): 12 x 160 at 115% went from 37 s to
-23-26 s with the per-check skipping (1,065 candidate plans; 990 of them fail at their target, and
-about 60% of the deployments planned again still place what they placed in the record), then by
-about a fifth with the charges before a candidate's start copied from a checkpoint and summed per
-stage (`rerun.py`; back to back on the shared machine: 28-30 s before, 22-25 s after at load average
-3-4; 25.7 s before, 20.4 s after at 2), peak RSS 75 MB; still far from the 5 s the issue asks,
-and 100 x 1,000 still takes about 10 CPU-minutes, so it is meant for the CLI, not for the Pulumi
-program. What costs is the stages between a candidate's start and its target: a failing candidate
-plans about 23 of them again, because the raise lets earlier short deployments move or grow across
-many pools before the target's turn (after only 16 of the 24,688 stages planned again did every
-pool but the raised one hold the record's pods again). Two cheap tests that a candidate cannot
-place its target were measured and dropped: the target's fill against the most optimistic ledger
-(only the charges before the start) rejects 193 of the 994 failing candidates, but is not sound for
-a greedy fill without a bound per cluster; and a sound one, an earlier one-engine deployment of the
-same kind left short (then nothing fits the target either), would have ended 2 of the 1,065 plans
-early (docs/capacity-search.md).
-
-Session of 2026-11-26 (docs/capacity-search.md has the figures): `rerun.py` now asks the reads of
-the suspect pools again instead of planning a stage whose checks may answer otherwise, and tries a
-revived dead cluster instead of planning the stage (12 x 160: stages planned again 22.9k -> 10.3k;
-the same suggestions on every generated fleet); the rank bound above takes the plans from 1,065 to
-about 950 and, since more nodes do not always place more (a bigger raise can let an earlier gang
-in that then takes the pool), found a cheaper suggestion on 3 of 28 generated fleets (1-2 nodes
-fewer in all), the other 25 identical. Measured and dropped: group tests (plan a group of
-candidates raised together, and skip the group if the target is still short): raising many pools
-at once lets the earlier short deployments take the added nodes, so a group of 18 failed where 8 of
-its members alone placed the target (2 of the 11 suggestions of 12 x 160 lost); and planning every
-candidate at its most first also after a change was found (about 2 plans fewer per failing
-candidate): of 28 fleets, 3 cheaper, 1 three nodes dearer, 1 of the same nodes but a later rank.
-
-Session 8: a rerun jumps from one stage that may answer otherwise to the next by an index of the
-record's stages (`Record.readers`; first 49 short deployments of 100 x 1,000 at 110%: 482k of about
-554k stages jumped over, CPU 57-59 s -> 42 s with two small changes to the charges of the stages
-taken over; the same suggestions on 48 generated fleets; docs/capacity-search.md).
+deployment are kept, so memory stays that of about two plans (306 MB on the varied 100 x 1,000
+fleet). It is meant for the CLI, not for the Pulumi program: on 100 x 1,000 at 110% it takes
+minutes (varied shape) to more than an hour (standard), nearly all of it in candidates that fail, each
+planned from its pool's first refusal to the deployment's turn. docs/capacity-search.md has the
+figures, what was tried and dropped, and why.
 """
 
 from __future__ import annotations
