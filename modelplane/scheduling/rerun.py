@@ -55,8 +55,7 @@ it reads them (every pool before a stage it plans or a cluster it tries, the sus
 their reads): on 100 x 1,000 a rerun takes over about 286 stages and plans about 15, so a pool's
 need is computed once for many stages (first 30 short deployments: `Load.add` calls 633k -> 354k).
 
-Cost, measured on the generated fleet (benchmarks/capacity_fleet.py): see capacity.py and
-docs/capacity-search.md.
+Cost, measured on the generated fleets (benchmarks/capacity_fleet.py): docs/capacity-search.md.
 """
 
 from __future__ import annotations
