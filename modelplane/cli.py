@@ -337,7 +337,8 @@ def _capacity(args: argparse.Namespace) -> int:
 
     manifests = _load(args.paths)
     try:
-        found = suggest(manifests.fleet, manifests.workloads, _state(args.state), alternatives=args.alternatives or None,
+        found = suggest(manifests.fleet, manifests.workloads, _state(args.state),
+                        alternatives=args.alternatives or None,
                         progress=_progress("capacity: searched", "short deployment(s)"), only=args.only)
     except UnknownDeploymentError as error:
         raise _undeclared(manifests, error.args[0]) from None

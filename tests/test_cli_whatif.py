@@ -240,7 +240,8 @@ def test_capacity_searches_only_the_deployments_named(capsys: pytest.CaptureFixt
     assert run(capsys, "capacity", str(DEMO), "--deployment", "ml-team/qwen3-8b") == \
         (0, "every deployment asked about is fully placed: no capacity change is needed\n", "")
     code, out, err = run(capsys, "capacity", *SCALED, "--deployment", "ml-team/nope")
-    assert (code, out) == (1, "") and "no ModelDeployment 'ml-team/nope' in the manifests (declared: ml-team/qwen3-8b)" in err
+    assert (code, out) == (1, "")
+    assert "no ModelDeployment 'ml-team/nope' in the manifests (declared: ml-team/qwen3-8b)" in err
 
 
 def test_the_readme_shows_what_capacity_prints(capsys: pytest.CaptureFixture[str]) -> None:

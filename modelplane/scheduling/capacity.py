@@ -73,9 +73,9 @@ deployment left with fewer replicas than in the base plan, or at a target left s
 recorded plan of the changes chosen so far and that of the best candidate of the current
 deployment are kept, so memory stays that of about two plans (306 MB on the varied 100 x 1,000
 fleet). It is meant for the CLI, not for the Pulumi program: on 100 x 1,000 at 110% it takes
-minutes (varied shape) to more than an hour (standard), nearly all of it in candidates that fail, each
-planned from its pool's first refusal to the deployment's turn. docs/capacity-search.md has the
-figures, what was tried and dropped, and why.
+minutes (varied shape) to more than an hour (standard), nearly all of it in candidates that
+fail, each planned from its pool's first refusal to the deployment's turn.
+docs/capacity-search.md has the figures, what was tried and dropped, and why.
 """
 
 from __future__ import annotations
@@ -220,11 +220,13 @@ class _Search:
     its empty pools and the changes chosen so far, against which each candidate is planned again
     from the first stage it can change."""
 
-    def __init__(self, fleet: Fleet, workloads: Workloads, previous: Placement | None, only: Collection[str] | None):
+    def __init__(self, fleet: Fleet, workloads: Workloads, previous: Placement | None,
+                 only: Collection[str] | None):
         evaluator = SelectorEvaluator()
         self.base, run = plan(fleet, workloads, previous, evaluator=evaluator)
         deployments = workloads.deployments
-        self.searched = [d for d in deployments if self.base.deployments[d.key].short and (only is None or d.key in only)]
+        self.searched = [d for d in deployments
+                         if self.base.deployments[d.key].short and (only is None or d.key in only)]
         """The short deployments to search for, in the scheduler's order."""
         claimed = _claimed_classes(run, self.searched)
         hypothetical, self.empty = _with_empty_pools(fleet, claimed)
@@ -288,10 +290,10 @@ class _Search:
         placed one may move there) and those whose walk passed over its cluster as dead (raised, it
         is not dead). Others reach the pool only by moving into room a move left elsewhere, which is
         not looked for (module docstring)."""
-        reference = self.reference
-        position = reference.run.snapshot.position[change.cluster]
-        readers = {before for before in reference.readers.refused.get(change.key, ()) if before < stage}
-        readers.update(before for before in reference.dead_passes.get(position, ()) if before < stage)
+        index = self.reference.readers
+        position = self.reference.run.snapshot.position[change.cluster]
+        readers = {before for before in index.refused.get(change.key, ()) if before < stage}
+        readers.update(before for before in index.dead.get(position, ()) if before < stage)
         return sum(self._demand[before] for before in readers)
 
     def _fewest(self, change: _Change, start: int, targets: frozenset[int], most: int, first: bool

@@ -131,6 +131,8 @@ class Readers:
     """Per pool, the stages with a check that stopped at it."""
     skipped: dict[tuple[tuple[int, ...], int], list[int]]
     """Per (kind, cluster position), the stages of that kind whose walk passed over it as dead."""
+    dead: dict[int, list[int]]
+    """Per cluster position, the stages of any kind whose walk passed over it as dead."""
 
 
 Stop = Callable[[int, int], bool]
@@ -240,6 +242,7 @@ class Record:
         passed: dict[PoolKey, list[int]] = {}
         refused: dict[PoolKey, list[int]] = {}
         skipped: dict[tuple[tuple[int, ...], int], list[int]] = {}
+        dead: dict[int, list[int]] = {}
         deployments = self.run.workloads.deployments
         for stage, (pools, stopped, over) in enumerate(zip(self.passes, self.refusals[1:], self.skipped, strict=True)):
             for pool in pools:
@@ -250,16 +253,8 @@ class Record:
                 kind = self.run.kind(deployments[stage])
                 for position in over:
                     skipped.setdefault((kind, position), []).append(stage)
-        return Readers(passed, refused, skipped)
-
-    @cached_property
-    def dead_passes(self) -> dict[int, list[int]]:
-        """Per cluster position, the fill stages (ascending) whose walk passed over it as dead."""
-        found: dict[int, list[int]] = {}
-        for stage, over in enumerate(self.skipped):
-            for position in over:
-                found.setdefault(position, []).append(stage)
-        return found
+                    dead.setdefault(position, []).append(stage)
+        return Readers(passed, refused, skipped, dead)
 
     def start(self, pools: Iterable[PoolKey]) -> int | None:
         """The first stage a raise of `pools` can change; None when it changes nothing."""

@@ -118,7 +118,8 @@ def test_every_suggestion_places_what_it_claims_and_takes_from_no_one(cs, ds) ->
 def test_a_deployment_searched_alone_does_not_build_on_the_changes_for_the_others() -> None:
     # Pool a/gpu has 1 node; d1 (2 replicas) is served first and holds it, d2 (1 replica) gets nothing.
     # Searched alone, d2 is placed only once d1, which still comes first, has its second node too.
-    f, w = fleet(cluster("a", exclusive_pool("gpu", nodes=1))), workloads(deployment("d1", replicas=2), deployment("d2"))
+    f = fleet(cluster("a", exclusive_pool("gpu", nodes=1)))
+    w = workloads(deployment("d1", replicas=2), deployment("d2"))
     found = suggest(f, w, only={"ml/d2"})
     assert [(list(s.deployments), [str(e) for e in s.edits], s.added_nodes) for s in found.suggestions] == \
         [(["ml/d2"], ["pool a/gpu nodes=3"], 2)]
