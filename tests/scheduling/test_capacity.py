@@ -143,11 +143,12 @@ def test_suggestions_for_some_deployments_hold_and_cover_exactly_those(cs, ds, d
         assert found == suggest(f, w), "naming every deployment is the search without a name"
 
 
-def assert_suggestions_hold(f: Fleet, w: Workloads, base: Placement, found: Suggestions) -> None:
-    """Each suggestion, applied and planned, places every deployment it names and leaves no
-    deployment with fewer replicas than `base`, the plan without it."""
+def assert_suggestions_hold(f: Fleet, w: Workloads, base: Placement, found: Suggestions, kept: bool = False) -> None:
+    """Each suggestion, applied and planned (with `base` as the previous placement when `kept`),
+    places every deployment it names and leaves no deployment with fewer replicas than `base`, the
+    plan without it."""
     for suggestion in found.suggestions:
-        after = place(*apply_edits(f, w, suggestion.edits))
+        after = place(*apply_edits(f, w, suggestion.edits), base if kept else None)
         assert not any(after.deployments[key].short for key in suggestion.deployments), suggestion
         assert all(after.deployments[key].scheduled >= status.scheduled for key, status in base.deployments.items())
 
@@ -270,6 +271,37 @@ def test_a_change_also_makes_room_for_a_deployment_served_before_that_moves_onto
     assert [(list(s.deployments), [str(e) for e in s.edits], s.added_nodes) for s in found.suggestions] == \
         [(["ml/zz"], ["pool c/p nodes=3"], 2)]
     assert_suggestions_hold(f, w, base, found)
+
+
+def test_with_the_placement_kept_a_placed_deployment_does_not_move_onto_the_change() -> None:
+    """The fleet of the test above, searched with its plan as the previous placement (`capacity
+    --state`): ml/b0 stays on `q`, where its replica is, so `p` raised by the one node ml/zz needs
+    places it. Applied to a plan from scratch the same change places ml/zz nowhere (ml/b0 takes the
+    node): the suggestion holds for the plan that keeps the placement."""
+    hopper = 'device.attributes["gpu.nvidia.com"].architecture == "Hopper"'
+    f = fleet(cluster("c", exclusive_pool("p", nodes=1), exclusive_pool("q", cls="l4", nodes=1)),
+              classes=(klass("h100"), klass("l4", gpu(arch="Ada Lovelace"))))
+    w = workloads(deployment("a1", standalone(request(hopper))), deployment("b0"),
+                  deployment("zz", standalone(request(hopper))))
+    base = place(f, w)
+    found = suggest(f, w, base)
+    assert [(list(s.deployments), [str(e) for e in s.edits], s.added_nodes) for s in found.suggestions] == \
+        [(["ml/zz"], ["pool c/p nodes=2"], 1)]
+    assert_suggestions_hold(f, w, base, found, kept=True)
+    afresh = place(*apply_edits(f, w, found.suggestions[0].edits))
+    assert afresh.deployments["ml/zz"].scheduled == 0
+
+
+@settings(max_examples=40, deadline=None)
+@given(clusters(), deployments())
+def test_suggestions_with_the_placement_kept_hold_when_planned_with_it(cs, ds) -> None:
+    f, w = Fleet(clusters=tuple(cs), classes=CLASSES), Workloads(deployments=tuple(ds))
+    base = place(f, w)
+    found = suggest(f, w, base)
+    short = {key for key, status in base.deployments.items() if status.short}
+    assert {key for s in found.suggestions for key in s.deployments} | {u.deployment for u in found.unplaceable} \
+        == short, "every short deployment gets a suggestion or a reason"
+    assert_suggestions_hold(f, w, base, found, kept=True)
 
 
 def test_a_raise_that_works_only_by_moving_an_earlier_deployment_is_not_looked_for() -> None:
