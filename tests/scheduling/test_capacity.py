@@ -253,17 +253,23 @@ def test_a_change_also_places_what_a_short_deployment_served_before_takes_of_it(
     assert_suggestions_hold(f, w, place(f, w), found)
 
 
+def _b0_prefers_the_pool_a1_holds() -> tuple[Fleet, Workloads]:
+    """Pools `p` (Hopper) and `q` (Ada) of one node each; ml/a1 and ml/zz ask for Hopper, ml/b0
+    takes either and prefers `p` (listed first)."""
+    hopper = 'device.attributes["gpu.nvidia.com"].architecture == "Hopper"'
+    return (fleet(cluster("c", exclusive_pool("p", nodes=1), exclusive_pool("q", cls="l4", nodes=1)),
+                  classes=(klass("h100"), klass("l4", gpu(arch="Ada Lovelace")))),
+            workloads(deployment("a1", standalone(request(hopper))), deployment("b0"),
+                      deployment("zz", standalone(request(hopper)))))
+
+
 def test_a_change_also_makes_room_for_a_deployment_served_before_that_moves_onto_it() -> None:
     """Derived by hand: pools `p` (Hopper) and `q` (Ada) differ only in architecture, so ml/b0, which
     takes either, prefers `p`, listed first (pool order ends the score). ml/a1 (Hopper) holds the one
     `p` node, so ml/b0 runs on `q`, and ml/zz (Hopper) gets nothing. `p` raised by 1 goes to ml/b0,
     which moves there; raised by 2 it holds ml/zz too. The search plans `p` with up to ml/b0's node
     more, since a check of ml/b0 stopped at `p` (it used to stop at 1 and call ml/zz unplaceable)."""
-    hopper = 'device.attributes["gpu.nvidia.com"].architecture == "Hopper"'
-    f = fleet(cluster("c", exclusive_pool("p", nodes=1), exclusive_pool("q", cls="l4", nodes=1)),
-              classes=(klass("h100"), klass("l4", gpu(arch="Ada Lovelace"))))
-    w = workloads(deployment("a1", standalone(request(hopper))), deployment("b0"),
-                  deployment("zz", standalone(request(hopper))))
+    f, w = _b0_prefers_the_pool_a1_holds()
     base = place(f, w)
     assert [(r.deployment, r.engines["engine"]["Standalone"].pool) for r in base.replicas] == \
         [("ml/a1", "p"), ("ml/b0", "q")]
@@ -278,11 +284,7 @@ def test_with_the_placement_kept_a_placed_deployment_does_not_move_onto_the_chan
     --state`): ml/b0 stays on `q`, where its replica is, so `p` raised by the one node ml/zz needs
     places it. Applied to a plan from scratch the same change places ml/zz nowhere (ml/b0 takes the
     node): the suggestion holds for the plan that keeps the placement."""
-    hopper = 'device.attributes["gpu.nvidia.com"].architecture == "Hopper"'
-    f = fleet(cluster("c", exclusive_pool("p", nodes=1), exclusive_pool("q", cls="l4", nodes=1)),
-              classes=(klass("h100"), klass("l4", gpu(arch="Ada Lovelace"))))
-    w = workloads(deployment("a1", standalone(request(hopper))), deployment("b0"),
-                  deployment("zz", standalone(request(hopper))))
+    f, w = _b0_prefers_the_pool_a1_holds()
     base = place(f, w)
     found = suggest(f, w, base)
     assert [(list(s.deployments), [str(e) for e in s.edits], s.added_nodes) for s in found.suggestions] == \
