@@ -244,6 +244,19 @@ def test_capacity_searches_only_the_deployments_named(capsys: pytest.CaptureFixt
     assert "no ModelDeployment 'ml-team/nope' in the manifests (declared: ml-team/qwen3-8b)" in err
 
 
+def test_capacity_searches_with_the_placement_in_the_state_file(tmp_path: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    state = tmp_path / "state.json"
+    assert run(capsys, "plan", *SCALED, "--format", "json", "--out", str(state))[0] == 0
+    kept = run(capsys, "capacity", *SCALED, "--state", str(state), "--format", "json")
+    assert kept == run(capsys, "capacity", *SCALED, "--format", "json"), \
+        "the two replicas stay where the plan put them, and the third needs the same node"
+    state.write_text("{not json")
+    code, out, err = run(capsys, "capacity", *SCALED, "--state", str(state))
+    assert (code, out) == (1, "")
+    assert f"{state}: the state file is not JSON" in err
+
+
 def test_the_readme_shows_what_capacity_prints(capsys: pytest.CaptureFixture[str]) -> None:
     command = "modelplane capacity examples/qwen3-8b/fleet.yaml examples/scaled.yaml"
     readme = (EXAMPLES.parent / "README.md").read_text()
