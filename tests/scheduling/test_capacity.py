@@ -33,6 +33,7 @@ from tests.scheduling.test_cost import priced_class
 from tests.scheduling.test_properties import CLASSES, clusters, deployments
 
 ADA = 'device.attributes["gpu.nvidia.com"].architecture == "Ada Lovelace"'
+HOPPER = 'device.attributes["gpu.nvidia.com"].architecture == "Hopper"'
 
 
 @dataclass(frozen=True)
@@ -203,15 +204,14 @@ def test_a_raise_the_deployments_own_turn_cannot_use_is_not_planned() -> None:
     it could only work by moving an earlier deployment out of the way: it is not planned. Planned
     anyway (the check answering yes), at 1 + 4 nodes (its own 2, and the 2 of ml/pa's replica, which
     is served first and was stopped at `pre`), it fails the same way."""
-    hopper = 'device.attributes["gpu.nvidia.com"].architecture == "Hopper"'
     f = fleet(cluster("a", exclusive_pool("pre", nodes=1), exclusive_pool("dec", cls="l4", nodes=1)),
               classes=(klass("h100"), klass("l4", gpu(arch="Ada Lovelace"))))
 
     def pair(name: str) -> ModelDeployment:
-        return deployment(name, standalone(request(hopper, count=8), name="prefill", phase="Prefill"),
+        return deployment(name, standalone(request(HOPPER, count=8), name="prefill", phase="Prefill"),
                           standalone(request(ADA, count=8), name="decode", phase="Decode"), mode="PrefillDecode")
 
-    w = workloads(deployment("d1", standalone(request(hopper, count=8))),
+    w = workloads(deployment("d1", standalone(request(HOPPER, count=8))),
                   deployment("d2", standalone(request(ADA, count=8))), pair("pa"), pair("pd"))
     planned: list[int] = []
 
@@ -237,15 +237,14 @@ def test_a_change_also_places_what_a_short_deployment_served_before_takes_of_it(
     node) comes after it: `pre` raised by the node it needs goes to ml/pa first, so it takes 2, and
     the search plans it with up to the 4 nodes of ml/pa's replicas more, since a check of ml/pa
     stopped at `pre` (it used to stop at 1 and call ml/zz unplaceable)."""
-    hopper = 'device.attributes["gpu.nvidia.com"].architecture == "Hopper"'
     f = fleet(cluster("a", exclusive_pool("pre", nodes=1), exclusive_pool("dec", cls="l4", nodes=2)),
               classes=(klass("h100"), klass("l4", gpu(arch="Ada Lovelace"))))
-    w = workloads(deployment("d1", standalone(request(hopper, count=8))),
+    w = workloads(deployment("d1", standalone(request(HOPPER, count=8))),
                   deployment("d2", standalone(request(ADA, count=8))),
-                  deployment("pa", standalone(request(hopper, count=8), name="prefill", phase="Prefill"),
+                  deployment("pa", standalone(request(HOPPER, count=8), name="prefill", phase="Prefill"),
                              standalone(request(ADA, count=8), name="decode", phase="Decode"), mode="PrefillDecode",
                              replicas=2),
-                  deployment("zz", standalone(request(hopper, count=8))))
+                  deployment("zz", standalone(request(HOPPER, count=8))))
     found = suggest(f, w)
     assert [(list(s.deployments), [str(e) for e in s.edits], s.added_nodes) for s in found.suggestions] == \
         [(["ml/zz"], ["pool a/pre nodes=3"], 2)]
@@ -256,11 +255,10 @@ def test_a_change_also_places_what_a_short_deployment_served_before_takes_of_it(
 def _b0_prefers_the_pool_a1_holds() -> tuple[Fleet, Workloads]:
     """Pools `p` (Hopper) and `q` (Ada) of one node each; ml/a1 and ml/zz ask for Hopper, ml/b0
     takes either and prefers `p` (listed first)."""
-    hopper = 'device.attributes["gpu.nvidia.com"].architecture == "Hopper"'
     return (fleet(cluster("c", exclusive_pool("p", nodes=1), exclusive_pool("q", cls="l4", nodes=1)),
                   classes=(klass("h100"), klass("l4", gpu(arch="Ada Lovelace")))),
-            workloads(deployment("a1", standalone(request(hopper))), deployment("b0"),
-                      deployment("zz", standalone(request(hopper)))))
+            workloads(deployment("a1", standalone(request(HOPPER))), deployment("b0"),
+                      deployment("zz", standalone(request(HOPPER)))))
 
 
 def test_a_change_also_makes_room_for_a_deployment_served_before_that_moves_onto_it() -> None:
