@@ -235,17 +235,35 @@ def settle_torn_checkpoint(project: Project) -> bool:
 
 
 def end_orphans(directory: Path) -> None:
-    """SIGKILL what the killed CLI started and left running: the engine starts some plugins (the dynamic
-    provider) in process groups of their own, so they outlive the kill of the CLI's group, where a dead
-    machine would have taken them too. Found by the stack's directory in their command line."""
+    """SIGKILL what the killed CLI started and left running, and wait until it is gone: the engine starts
+    its plugins in process groups of their own, so they outlive the kill of the CLI's group, where a
+    dead machine would have taken them too. Found by the stack's directory in their command line (the
+    dynamic provider) or as their working directory (the language host and the Kubernetes provider,
+    whose command lines hold only the engine's address: matched by the command line alone, both were
+    left running after `make e2e`, and after a run of this file alone)."""
+    killed = []
     for proc in Path("/proc").iterdir():
         if not proc.name.isdigit() or int(proc.name) == os.getpid():
             continue
         try:
-            if str(directory) in (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace"):
+            command = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            if str(directory) in command or Path(os.readlink(proc / "cwd")).is_relative_to(directory):
                 os.kill(int(proc.name), signal.SIGKILL)
+                killed.append(proc)
         except (OSError, ValueError):  # gone meanwhile, or not ours to read
             continue
+    deadline = time.monotonic() + 30
+    while any(_alive(proc) for proc in killed):
+        assert time.monotonic() < deadline, f"still running 30 s after SIGKILL: {[p.name for p in killed if _alive(p)]}"
+        time.sleep(0.05)
+
+
+def _alive(proc: Path) -> bool:
+    """Whether the process is still there and not a zombie waiting for its parent to reap it."""
+    try:
+        return (proc / "stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
 
 
 def test_5_an_up_killed_mid_create_recovers_with_no_duplicate_and_no_orphan(control: Control) -> None:
