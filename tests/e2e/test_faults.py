@@ -239,8 +239,8 @@ def end_orphans(directory: Path) -> None:
     its plugins in process groups of their own, so they outlive the kill of the CLI's group, where a
     dead machine would have taken them too. Found by the stack's directory in their command line (the
     dynamic provider) or as their working directory (the language host and the Kubernetes provider,
-    whose command lines hold only the engine's address: matched by the command line alone, both were
-    left running after `make e2e`, and after a run of this file alone)."""
+    whose command lines hold only the engine's address: matched by the command line alone, the
+    Kubernetes provider was left running after `make e2e`, and both after a run of this file alone)."""
     killed = []
     for proc in Path("/proc").iterdir():
         if not proc.name.isdigit() or int(proc.name) == os.getpid():
